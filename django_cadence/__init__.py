@@ -1,0 +1,1 @@
+"""django-cadence: durable cron, interval and one-shot jobs for Django."""

@@ -1,0 +1,196 @@
+"""Every ``CADENCE_*`` setting, its default and its accepted values, in one place.
+
+Settings are read on each access (never cached), so ``override_settings`` works in tests.
+A malformed value raises ``ImproperlyConfigured`` naming the setting and what it accepts;
+the system checks call :func:`validate_all` so the same message shows at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.core.exceptions import ImproperlyConfigured
+
+DEFAULT_SECRET_KEYS = (
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "private_key",
+    "authorization",
+    "credential",
+    "cookie",
+    "session",
+)
+
+
+def _duration(name: str, value: Any, *, allow_zero: bool = False) -> timedelta:
+    """Accept a ``timedelta`` or a number of seconds; refuse negatives (and zero unless allowed)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | timedelta):
+        raise ImproperlyConfigured(
+            f"{name} must be a datetime.timedelta or a number of seconds, not {value!r}."
+        )
+    delta = value if isinstance(value, timedelta) else timedelta(seconds=value)
+    if delta < timedelta(0) or (delta == timedelta(0) and not allow_zero):
+        accepted = "zero or more" if allow_zero else "more than zero"
+        raise ImproperlyConfigured(f"{name} must be {accepted} seconds, not {value!r}.")
+    return delta
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ImproperlyConfigured(f"{name} must be an integer of 1 or more, not {value!r}.")
+    return value
+
+
+def _string_list(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise ImproperlyConfigured(f"{name} must be a list of strings, not {value!r}.")
+    if not all(isinstance(item, str) and item.strip() for item in value):
+        raise ImproperlyConfigured(f"{name} must contain only non-empty strings, not {value!r}.")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class _Setting:
+    name: str
+    default: Any
+    parse: Callable[[str, Any], Any]
+
+
+def _zero_ok_duration(name: str, value: Any) -> timedelta:
+    return _duration(name, value, allow_zero=True)
+
+
+_SETTINGS = {
+    s.name: s
+    for s in (
+        # Executors and payloads.
+        _Setting("CADENCE_EXECUTORS", (), _string_list),
+        _Setting("CADENCE_PAYLOAD_MAX_BYTES", 65536, _positive_int),
+        _Setting("CADENCE_SECRET_KEYS", DEFAULT_SECRET_KEYS, _string_list),
+        # Schedule specs.
+        _Setting("CADENCE_MIN_INTERVAL", timedelta(seconds=1), _duration),
+        # Misfire.
+        _Setting("CADENCE_MISFIRE_GRACE", timedelta(seconds=60), _zero_ok_duration),
+        _Setting("CADENCE_MAX_CATCHUP", 100, _positive_int),
+        # Retries and timeouts (overridable per job and per schedule).
+        _Setting("CADENCE_MAX_ATTEMPTS", 3, _positive_int),
+        _Setting("CADENCE_RETRY_BASE", timedelta(seconds=10), _duration),
+        _Setting("CADENCE_RETRY_CAP", timedelta(hours=1), _duration),
+        _Setting("CADENCE_MAX_RUNTIME", timedelta(hours=1), _duration),
+        # Leases and recovery.
+        _Setting("CADENCE_LEASE", timedelta(seconds=30), _duration),
+        _Setting("CADENCE_RECOVERY_GRACE", timedelta(seconds=5), _zero_ok_duration),
+        _Setting("CADENCE_MAX_RECOVERIES", 3, _positive_int),
+        # The engine process.
+        _Setting("CADENCE_CONCURRENCY", 4, _positive_int),
+        _Setting("CADENCE_MAX_TICK", timedelta(seconds=10), _duration),
+        _Setting("CADENCE_SHUTDOWN_GRACE", timedelta(seconds=30), _zero_ok_duration),
+    )
+}
+
+
+class CadenceSettings:
+    """Typed access to the ``CADENCE_*`` settings; one property per setting."""
+
+    def _get(self, name: str) -> Any:
+        setting = _SETTINGS[name]
+        value = getattr(django_settings, name, setting.default)
+        return setting.parse(name, value)
+
+    @property
+    def EXECUTORS(self) -> tuple[str, ...]:  # noqa: N802 - mirrors the setting name
+        return self._get("CADENCE_EXECUTORS")
+
+    @property
+    def PAYLOAD_MAX_BYTES(self) -> int:  # noqa: N802
+        return self._get("CADENCE_PAYLOAD_MAX_BYTES")
+
+    @property
+    def SECRET_KEYS(self) -> tuple[str, ...]:  # noqa: N802
+        return tuple(key.lower() for key in self._get("CADENCE_SECRET_KEYS"))
+
+    @property
+    def MIN_INTERVAL(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_MIN_INTERVAL")
+
+    @property
+    def MISFIRE_GRACE(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_MISFIRE_GRACE")
+
+    @property
+    def MAX_CATCHUP(self) -> int:  # noqa: N802
+        return self._get("CADENCE_MAX_CATCHUP")
+
+    @property
+    def MAX_ATTEMPTS(self) -> int:  # noqa: N802
+        return self._get("CADENCE_MAX_ATTEMPTS")
+
+    @property
+    def RETRY_BASE(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_RETRY_BASE")
+
+    @property
+    def RETRY_CAP(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_RETRY_CAP")
+
+    @property
+    def MAX_RUNTIME(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_MAX_RUNTIME")
+
+    @property
+    def LEASE(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_LEASE")
+
+    @property
+    def RECOVERY_GRACE(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_RECOVERY_GRACE")
+
+    @property
+    def MAX_RECOVERIES(self) -> int:  # noqa: N802
+        return self._get("CADENCE_MAX_RECOVERIES")
+
+    @property
+    def CONCURRENCY(self) -> int:  # noqa: N802
+        return self._get("CADENCE_CONCURRENCY")
+
+    @property
+    def MAX_TICK(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_MAX_TICK")
+
+    @property
+    def SHUTDOWN_GRACE(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_SHUTDOWN_GRACE")
+
+
+def setting_names() -> tuple[str, ...]:
+    """The names of every setting django-cadence reads."""
+    return tuple(_SETTINGS)
+
+
+def setting_default(name: str) -> Any:
+    """The default of one setting, as documented in the README."""
+    return _SETTINGS[name].default
+
+
+def validate_all() -> list[ImproperlyConfigured]:
+    """Parse every configured setting; return the problems instead of raising the first."""
+    problems = []
+    for name, setting in _SETTINGS.items():
+        if hasattr(django_settings, name):
+            try:
+                setting.parse(name, getattr(django_settings, name))
+            except ImproperlyConfigured as exc:
+                problems.append(exc)
+    return problems
+
+
+cadence_settings = CadenceSettings()

@@ -1,0 +1,34 @@
+"""The exceptions django-cadence raises, under one base class.
+
+Each narrow class also inherits the built-in it resembles, so callers that already catch
+``ValueError`` or ``LookupError`` keep working; the docstring is the default message.
+"""
+
+from __future__ import annotations
+
+
+class CadenceError(Exception):
+    """A django-cadence error."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (self.__doc__ or "").strip())
+
+
+class Permanent(CadenceError):
+    """The job failed in a way retrying cannot fix; dead-letter the attempt now."""
+
+
+class InvalidSpec(CadenceError, ValueError):
+    """The schedule's spec is invalid."""
+
+
+class ExecutorNotAllowed(CadenceError, ValueError):
+    """The executor path is not in CADENCE_EXECUTORS and is not registered with @job."""
+
+
+class ExecutorNotFound(CadenceError, LookupError):
+    """The executor path is allowed but does not name an importable callable."""
+
+
+class InvalidPayload(CadenceError, ValueError):
+    """The payload must be a JSON object within CADENCE_PAYLOAD_MAX_BYTES."""

@@ -1,0 +1,82 @@
+"""Settings for the test suite; CADENCE_TEST_DB picks the database (sqlite | postgresql | mysql)."""
+
+import os
+
+SECRET_KEY = "django-cadence-tests"  # noqa: S105 - a test-only key
+USE_TZ = True
+TIME_ZONE = "UTC"
+DEBUG = False
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django_cadence",
+    "tests",
+]
+
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+
+ROOT_URLCONF = "tests.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+_DB = os.environ.get("CADENCE_TEST_DB", "sqlite")
+
+if _DB == "sqlite":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("CADENCE_SQLITE_NAME", "cadence-test.sqlite3"),
+            "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
+            "TEST": {"NAME": os.environ.get("CADENCE_SQLITE_TEST_NAME", "cadence-test.sqlite3")},
+        }
+    }
+elif _DB == "postgresql":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": os.environ.get("CADENCE_PG_NAME", "test"),
+            "USER": os.environ.get("CADENCE_PG_USER", "postgres"),
+            "HOST": os.environ.get("CADENCE_PG_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("CADENCE_PG_PORT", "5432"),
+        }
+    }
+elif _DB == "mysql":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.mysql",
+            "NAME": os.environ.get("CADENCE_MYSQL_NAME", "test"),
+            "USER": os.environ.get("CADENCE_MYSQL_USER", "root"),
+            "PASSWORD": os.environ.get("CADENCE_MYSQL_PASSWORD", ""),
+            "HOST": os.environ.get("CADENCE_MYSQL_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("CADENCE_MYSQL_PORT", "3306"),
+            "OPTIONS": {"charset": "utf8mb4"},
+            "TEST": {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"},
+        }
+    }
+else:
+    raise RuntimeError(f"CADENCE_TEST_DB must be sqlite, postgresql or mysql, not {_DB!r}")
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CADENCE_EXECUTORS = ["tests.jobs.*"]
