@@ -1,0 +1,52 @@
+# Two commands for a fresh machine with Python 3.11+:
+#   make run    set up, migrate the example project (SQLite), create the demo schedules, run the engine
+#   make test   set up, lint, check migrations, and run the suite on SQLite, PostgreSQL and MariaDB
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DATABASES ?= sqlite postgresql mysql
+PYTEST_ARGS ?=
+
+.PHONY: run test lint migrations-check test-sqlite test-postgresql test-mysql test-django6 demo clean
+
+$(PY):
+	$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required") if sys.version_info < (3, 11) else None'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+migrations-check: $(STAMP)
+	$(PY) -m django makemigrations --check --dry-run --settings=tests.settings
+	$(PY) manage.py makemigrations --check --dry-run
+
+test-%: $(STAMP)
+	CADENCE_TEST_DB=$* $(PY) -m pytest $(PYTEST_ARGS)
+
+test: lint migrations-check $(addprefix test-,$(DATABASES))
+
+# The SQLite suite once more under the newest Django 6 (needs Python 3.12+: PYTHON312=...).
+PYTHON312 ?= python3.12
+test-django6:
+	$(PYTHON312) -m venv .venv-django6
+	.venv-django6/bin/python -m pip install --quiet --upgrade pip
+	.venv-django6/bin/python -m pip install --quiet -e ".[test]" "Django>=6,<7"
+	CADENCE_TEST_DB=sqlite .venv-django6/bin/python -m pytest $(PYTEST_ARGS)
+
+demo: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py cadence_demo
+
+run: demo
+	$(PY) manage.py run_cadence
+
+clean:
+	rm -rf $(VENV) .venv-django6 *.egg-info .pytest_cache .ruff_cache example_project/db.sqlite3

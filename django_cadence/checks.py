@@ -1,0 +1,59 @@
+"""System checks with stable ids; a removed check's id is never reused.
+
+- ``django_cadence.E001``: ``USE_TZ`` is False.
+- ``django_cadence.E002``: a ``CADENCE_*`` setting is malformed.
+- ``django_cadence.W001``: a SQLite database without IMMEDIATE transactions.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core import checks
+
+from .conf import validate_all
+
+
+@checks.register(checks.Tags.compatibility)
+def check_use_tz(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    if getattr(settings, "USE_TZ", False):
+        return []
+    return [
+        checks.Error(
+            "django-cadence stores every instant in UTC and needs USE_TZ = True.",
+            hint="Set USE_TZ = True in your settings.",
+            id="django_cadence.E001",
+        )
+    ]
+
+
+@checks.register(checks.Tags.compatibility)
+def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    return [
+        checks.Error(str(problem), id="django_cadence.E002") for problem in validate_all()
+    ]
+
+
+@checks.register(checks.Tags.database)
+def check_sqlite_transaction_mode(app_configs=None, databases=None, **kwargs):
+    return sqlite_transaction_warnings(settings.DATABASES)
+
+
+def sqlite_transaction_warnings(databases: dict) -> list[checks.CheckMessage]:
+    """Deferred SQLite transactions upgrade to a write lock half-way and then fail with
+    "database is locked" under concurrent writers; IMMEDIATE takes the lock up front."""
+    messages = []
+    for alias, conn_settings in databases.items():
+        if conn_settings.get("ENGINE") != "django.db.backends.sqlite3":
+            continue
+        mode = (conn_settings.get("OPTIONS") or {}).get("transaction_mode")
+        if str(mode).upper() != "IMMEDIATE":
+            messages.append(
+                checks.Warning(
+                    f"SQLite database {alias!r} does not use IMMEDIATE transactions; the "
+                    "engine and the admin may then fail with 'database is locked'.",
+                    hint=f'Add "OPTIONS": {{"transaction_mode": "IMMEDIATE"}} to '
+                    f"DATABASES[{alias!r}].",
+                    id="django_cadence.W001",
+                )
+            )
+    return messages

@@ -1,0 +1,387 @@
+"""The two durable records: ``Schedule`` (a rule producing instants) and ``Attempt``.
+
+The rules that must hold whoever writes a row (the engine, the admin, a migration, raw SQL)
+live in ``Meta.constraints``, not only in Python: one attempt per occurrence, the fields each
+kind needs, positive durations. Python validation (``clean``) gives the friendly message;
+the database is the last word.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from . import specs
+from .validation import clean_schedule
+
+
+def default_timezone() -> str:
+    """The project's ``TIME_ZONE``: cron fields are read there unless a schedule says otherwise."""
+    return settings.TIME_ZONE or "UTC"
+
+
+class Kind(models.TextChoices):
+    CRON = "cron", "cron"
+    INTERVAL = "interval", "interval"
+    ONCE = "once", "once"
+
+
+class Overlap(models.TextChoices):
+    ALLOW = "allow", "allow"
+    SKIP_IF_RUNNING = "skip_if_running", "skip if running"
+    QUEUE = "queue", "queue"
+    BUFFER_ONE = "buffer_one", "buffer one"
+    REPLACE = "replace", "replace"
+
+
+class Misfire(models.TextChoices):
+    SKIP = "skip", "skip"
+    FIRE_ONCE = "fire_once", "fire once"
+    FIRE_ALL = "fire_all", "fire all"
+
+
+class Trigger(models.TextChoices):
+    SCHEDULE = "schedule", "schedule"
+    MANUAL = "manual", "manual"
+
+
+class Status(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    SKIPPED = "skipped", "skipped"
+    MISSED = "missed", "missed"
+    DEAD_LETTER = "dead_letter", "dead letter"
+    CANCELLED = "cancelled", "cancelled"
+
+
+TERMINAL_STATUSES = (
+    Status.SUCCEEDED,
+    Status.SKIPPED,
+    Status.MISSED,
+    Status.DEAD_LETTER,
+    Status.CANCELLED,
+)
+
+ZERO = timedelta(0)
+
+
+def _in_choices(field: str, choices: type[models.TextChoices]) -> Q:
+    return Q(**{f"{field}__in": choices.values})
+
+
+class ScheduleQuerySet(models.QuerySet["Schedule"]):
+    def enabled(self) -> ScheduleQuerySet:
+        return self.filter(enabled=True)
+
+    def due(self, now: datetime) -> ScheduleQuerySet:
+        """Enabled schedules whose next occurrence is at or before ``now``."""
+        return self.filter(enabled=True, next_run_at__lte=now)
+
+
+class Schedule(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.CRON)
+    cron = models.CharField(
+        max_length=200, blank=True, help_text="Five cron fields or a macro such as @daily."
+    )
+    interval = models.DurationField(
+        null=True, blank=True, help_text="Fixed rate, e.g. 00:05:00 for every five minutes."
+    )
+    run_at = models.DateTimeField(null=True, blank=True, help_text="The instant a one-shot runs.")
+    timezone = models.CharField(
+        max_length=64,
+        default=default_timezone,
+        help_text="IANA time zone in which cron fields are read.",
+    )
+    executor = models.CharField(max_length=255, help_text="Dotted path of an allowed callable.")
+    payload = models.JSONField(
+        default=dict, blank=True, help_text="JSON object passed as keyword arguments."
+    )
+    enabled = models.BooleanField(default=True)
+    overlap = models.CharField(
+        max_length=16, choices=Overlap.choices, default=Overlap.SKIP_IF_RUNNING
+    )
+    misfire = models.CharField(max_length=16, choices=Misfire.choices, default=Misfire.FIRE_ONCE)
+    misfire_grace = models.DurationField(
+        null=True, blank=True, help_text="Empty: CADENCE_MISFIRE_GRACE."
+    )
+    max_attempts = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Empty: the job's or CADENCE_MAX_ATTEMPTS."
+    )
+    retry_base = models.DurationField(
+        null=True, blank=True, help_text="Empty: the job's or CADENCE_RETRY_BASE."
+    )
+    retry_cap = models.DurationField(
+        null=True, blank=True, help_text="Empty: the job's or CADENCE_RETRY_CAP."
+    )
+    max_runtime = models.DurationField(
+        null=True, blank=True, help_text="Empty: the job's or CADENCE_MAX_RUNTIME."
+    )
+    jitter = models.DurationField(
+        default=ZERO, blank=True, help_text="Each occurrence starts up to this much later."
+    )
+    start_at = models.DateTimeField(null=True, blank=True)
+    end_at = models.DateTimeField(null=True, blank=True)
+    max_occurrences = models.PositiveIntegerField(null=True, blank=True)
+    pause_after_failures = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Disable the schedule after this many occurrences in a row end dead-lettered.",
+    )
+
+    # Kept by the engine.
+    next_run_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_run_at = models.DateTimeField(null=True, blank=True, editable=False)
+    occurrence_count = models.PositiveIntegerField(default=0, editable=False)
+    missed_count = models.PositiveIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    enabled_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the schedule was last enabled; nothing before it is caught up.",
+    )
+    pause_reason = models.TextField(blank=True, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ScheduleQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("name",)
+        indexes = (
+            # The planner's query: enabled schedules by next_run_at. A plain composite index
+            # (no partial index) so MariaDB serves it the same way.
+            models.Index(fields=("enabled", "next_run_at"), name="cadence_schedule_due_idx"),
+        )
+        constraints = (
+            models.CheckConstraint(
+                condition=_in_choices("kind", Kind), name="cadence_schedule_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in_choices("overlap", Overlap), name="cadence_schedule_overlap_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in_choices("misfire", Misfire), name="cadence_schedule_misfire_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind=Kind.CRON)
+                | (~Q(cron="") & Q(interval__isnull=True, run_at__isnull=True)),
+                name="cadence_schedule_cron_fields",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind=Kind.INTERVAL)
+                | Q(interval__gt=ZERO, cron="", run_at__isnull=True),
+                name="cadence_schedule_interval_fields",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind=Kind.ONCE)
+                | Q(run_at__isnull=False, cron="", interval__isnull=True),
+                name="cadence_schedule_once_fields",
+            ),
+            models.CheckConstraint(
+                condition=~Q(executor=""), name="cadence_schedule_executor_set"
+            ),
+            models.CheckConstraint(
+                condition=Q(misfire_grace__isnull=True) | Q(misfire_grace__gte=ZERO),
+                name="cadence_schedule_misfire_grace_nonnegative",
+            ),
+            models.CheckConstraint(
+                condition=Q(retry_base__isnull=True) | Q(retry_base__gt=ZERO),
+                name="cadence_schedule_retry_base_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(retry_cap__isnull=True) | Q(retry_cap__gt=ZERO),
+                name="cadence_schedule_retry_cap_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_runtime__isnull=True) | Q(max_runtime__gt=ZERO),
+                name="cadence_schedule_max_runtime_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(jitter__gte=ZERO), name="cadence_schedule_jitter_nonnegative"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_attempts__isnull=True) | Q(max_attempts__gte=1),
+                name="cadence_schedule_max_attempts_min_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_occurrences__isnull=True) | Q(max_occurrences__gte=1),
+                name="cadence_schedule_max_occurrences_min_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(pause_after_failures__isnull=True) | Q(pause_after_failures__gte=1),
+                name="cadence_schedule_pause_after_min_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(start_at__isnull=True)
+                | Q(end_at__isnull=True)
+                | Q(end_at__gt=F("start_at")),
+                name="cadence_schedule_end_after_start",
+            ),
+        )
+
+    def __str__(self) -> str:
+        return self.name
+
+    # --- schedule math -------------------------------------------------------------------
+
+    def spec(self, *, anchor: datetime | None = None) -> specs.Spec:
+        """The pure description of this schedule's instants, for :mod:`django_cadence.specs`."""
+        return specs.Spec(
+            kind=self.kind,
+            cron=self.cron or "",
+            interval=self.interval,
+            run_at=self.run_at,
+            timezone=self.timezone or default_timezone(),
+            start_at=self.start_at,
+            end_at=self.end_at,
+            max_occurrences=self.max_occurrences,
+            occurrence_count=self.occurrence_count,
+            anchor=anchor or self.created_at,
+        )
+
+    def upcoming(self, count: int, after: datetime | None = None) -> list[datetime]:
+        """The next ``count`` occurrence instants (aware, UTC) strictly after ``after``.
+
+        Works on unsaved schedules too, which is what a form preview needs: an unsaved
+        interval schedule without ``start_at`` is anchored at ``after``.
+        """
+        after = after or timezone.now()
+        anchor = after if self._state.adding else None
+        return specs.upcoming(self.spec(anchor=anchor), count, after)
+
+    def compute_next_run_at(self) -> datetime | None:
+        """The first occurrence not yet planned, or ``None`` when the schedule is finished.
+
+        It continues from the last planned occurrence, so editing an unrelated field never
+        skips or repeats a slot; but never from before the schedule was created or last
+        enabled, so nothing from those times is caught up. A one-shot is the exception: its
+        ``run_at`` is an explicit request, honoured (through the misfire policy) even when it
+        is already past at creation.
+        """
+        if self.kind == Kind.ONCE and self.last_run_at is None and self.run_at is not None:
+            after = self.run_at - timedelta(microseconds=1)
+        else:
+            since = self.enabled_at or self.created_at
+            after = max(self.last_run_at, since) if self.last_run_at else since
+        return specs.next_occurrence(self.spec(), after)
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance._loaded_enabled = instance.__dict__.get("enabled")
+        return instance
+
+    @property
+    def is_finished(self) -> bool:
+        """True once the schedule can produce no more occurrences (a fired one-shot, bounds)."""
+        return self.next_run_at is None
+
+    def clean(self) -> None:
+        clean_schedule(self)
+
+    def save(self, *args, **kwargs) -> None:
+        """Validate, and keep ``next_run_at`` true to the spec, however the schedule is saved.
+
+        ``objects.create()`` and ``save()`` refuse an invalid spec with the same per-field
+        ``ValidationError`` as ``full_clean()``, so nothing invalid reaches the table.
+        """
+        clean_schedule(self)
+        if self.created_at is None:
+            self.created_at = timezone.now()
+        if self.enabled and (
+            self.enabled_at is None or getattr(self, "_loaded_enabled", True) is False
+        ):
+            self.enabled_at = timezone.now() if self.pk else self.created_at
+        self.next_run_at = self.compute_next_run_at()
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None:
+            kwargs["update_fields"] = {*update_fields, "next_run_at", "enabled_at"}
+        super().save(*args, **kwargs)
+        self._loaded_enabled = self.enabled
+
+
+class AttemptQuerySet(models.QuerySet["Attempt"]):
+    def pending(self) -> AttemptQuerySet:
+        return self.filter(status=Status.PENDING)
+
+    def ready(self, now: datetime) -> AttemptQuerySet:
+        """Pending attempts whose start time (first try or retry) has come."""
+        return self.filter(status=Status.PENDING, retry_at__lte=now)
+
+    def running(self) -> AttemptQuerySet:
+        return self.filter(status=Status.RUNNING)
+
+    def expired(self, now: datetime) -> AttemptQuerySet:
+        """Running attempts whose lease ran out: their worker is presumed lost."""
+        return self.filter(status=Status.RUNNING, lease_until__lt=now)
+
+    def dead_letters(self) -> AttemptQuerySet:
+        return self.filter(status=Status.DEAD_LETTER)
+
+    def finished(self) -> AttemptQuerySet:
+        return self.filter(status__in=TERMINAL_STATUSES)
+
+
+class Attempt(models.Model):
+    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="attempts")
+    occurrence_at = models.DateTimeField()
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.SCHEDULE)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    tries = models.PositiveIntegerField(default=0)
+    retry_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a pending attempt may next be tried."
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    outcome = models.JSONField(null=True, blank=True)
+    claim_token = models.CharField(max_length=32, null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    recoveries = models.PositiveIntegerField(
+        default=0, help_text="Times this attempt was recovered from a lost worker."
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = AttemptQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("-occurrence_at", "-id")
+        indexes = (
+            models.Index(fields=("status", "retry_at"), name="cadence_attempt_ready_idx"),
+            models.Index(fields=("status", "lease_until"), name="cadence_attempt_lease_idx"),
+            models.Index(
+                fields=("schedule", "status", "occurrence_at"),
+                name="cadence_attempt_sched_idx",
+            ),
+        )
+        constraints = (
+            models.UniqueConstraint(
+                fields=("schedule", "occurrence_at", "trigger"),
+                name="cadence_attempt_one_per_occurrence",
+            ),
+            models.CheckConstraint(
+                condition=_in_choices("status", Status), name="cadence_attempt_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in_choices("trigger", Trigger), name="cadence_attempt_trigger_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=Status.RUNNING)
+                | Q(claim_token__isnull=False, lease_until__isnull=False),
+                name="cadence_attempt_running_is_claimed",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=Status.PENDING) | Q(retry_at__isnull=False),
+                name="cadence_attempt_pending_has_retry_at",
+            ),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.schedule_id}@{self.occurrence_at.isoformat()} ({self.status})"

@@ -1,0 +1,125 @@
+"""``Schedule.full_clean()``: one clear message per bad field, before anything is written.
+
+Every check runs, so a form shows all of its problems at once. The executor is checked
+against the allow-list before anything is imported; only an allowed path is imported, to
+check that the payload fits its signature.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.core.exceptions import ValidationError
+
+from . import executors, payloads, specs
+from .conf import cadence_settings
+from .exceptions import CadenceError
+
+if TYPE_CHECKING:
+    from .models import Schedule
+
+# The fields each kind uses; the others must be empty.
+KIND_FIELDS = {
+    "cron": ("cron",),
+    "interval": ("interval",),
+    "once": ("run_at",),
+}
+SPEC_FIELDS = ("cron", "interval", "run_at")
+
+
+def clean_schedule(schedule: Schedule) -> None:
+    """Raise one ``ValidationError`` carrying a message for every invalid field."""
+    errors: dict[str, list[str]] = {}
+
+    def add(field: str, message: str) -> None:
+        errors.setdefault(field, []).append(message)
+
+    _check_kind_fields(schedule, add)
+    _check_cron(schedule, add)
+    _check_timezone(schedule, add)
+    _check_interval(schedule, add)
+    _check_bounds(schedule, add)
+    _check_executor_and_payload(schedule, add)
+    if errors:
+        raise ValidationError(errors)
+
+
+def _is_empty(value: object) -> bool:
+    return value is None or value == ""
+
+
+def _check_kind_fields(schedule: Schedule, add) -> None:
+    used = KIND_FIELDS.get(schedule.kind)
+    if used is None:
+        return  # the field's own choices validation reports an unknown kind
+    for field in SPEC_FIELDS:
+        value = getattr(schedule, field)
+        if field in used and _is_empty(value):
+            add(field, f"A {schedule.kind} schedule needs {field}.")
+        elif field not in used and not _is_empty(value):
+            add(field, f"A {schedule.kind} schedule must leave {field} empty.")
+
+
+def _check_cron(schedule: Schedule, add) -> None:
+    if schedule.kind != "cron" or _is_empty(schedule.cron):
+        return
+    try:
+        schedule.cron = specs.validate_cron(schedule.cron)
+    except CadenceError as exc:
+        add("cron", str(exc))
+
+
+def _check_timezone(schedule: Schedule, add) -> None:
+    try:
+        specs.validate_timezone(schedule.timezone)
+    except CadenceError as exc:
+        add("timezone", str(exc))
+
+
+def _check_interval(schedule: Schedule, add) -> None:
+    if schedule.kind != "interval" or schedule.interval is None:
+        return
+    minimum = cadence_settings.MIN_INTERVAL
+    if schedule.interval < minimum:
+        add(
+            "interval",
+            f"The interval must be at least {minimum.total_seconds():g} s "
+            "(CADENCE_MIN_INTERVAL).",
+        )
+
+
+def _check_bounds(schedule: Schedule, add) -> None:
+    if schedule.start_at and schedule.end_at and schedule.end_at <= schedule.start_at:
+        add("end_at", "The end must be after the start.")
+    for field in ("retry_base", "retry_cap", "max_runtime"):
+        value = getattr(schedule, field)
+        if value is not None and value.total_seconds() <= 0:
+            add(field, f"{field} must be a positive duration.")
+    for field in ("misfire_grace", "jitter"):
+        value = getattr(schedule, field)
+        if value is not None and value.total_seconds() < 0:
+            add(field, f"{field} must not be negative.")
+    if schedule.max_attempts is not None and schedule.max_attempts < 1:
+        add("max_attempts", "max_attempts must be at least 1.")
+
+
+def _check_executor_and_payload(schedule: Schedule, add) -> None:
+    payload_ok = True
+    try:
+        schedule.payload = payloads.validate_payload(schedule.payload)
+    except CadenceError as exc:
+        add("payload", str(exc))
+        payload_ok = False
+    if _is_empty(schedule.executor):
+        return  # the field's own blank validation reports it
+    try:
+        executors.check_allowed(schedule.executor)
+        func = executors.resolve(schedule.executor)
+    except CadenceError as exc:
+        add("executor", str(exc))
+        return
+    if payload_ok:
+        try:
+            executors.check_call(func, schedule.payload)
+        except CadenceError as exc:
+            add("payload", str(exc))

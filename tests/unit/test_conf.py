@@ -1,0 +1,69 @@
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
+
+from django_cadence.conf import cadence_settings, setting_default, setting_names, validate_all
+
+
+def test_conf_defaults_are_documented_values():
+    assert cadence_settings.MIN_INTERVAL == timedelta(seconds=1)
+    assert cadence_settings.MISFIRE_GRACE == timedelta(seconds=60)
+    assert cadence_settings.MAX_RECOVERIES == 3
+    assert cadence_settings.EXECUTORS == ("tests.jobs.*",)
+
+
+def test_conf_every_setting_is_prefixed_and_has_a_default():
+    for name in setting_names():
+        assert name.startswith("CADENCE_")
+        setting_default(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("CADENCE_MIN_INTERVAL", 5, timedelta(seconds=5)),
+        ("CADENCE_MIN_INTERVAL", 0.5, timedelta(milliseconds=500)),
+        ("CADENCE_MIN_INTERVAL", timedelta(minutes=1), timedelta(minutes=1)),
+        ("CADENCE_MISFIRE_GRACE", 0, timedelta(0)),
+        ("CADENCE_MAX_CATCHUP", 7, 7),
+    ],
+    ids=["int-seconds", "float-seconds", "timedelta", "zero-grace-allowed", "int"],
+)
+def test_conf_accepts(name, value, expected):
+    attribute = name.removeprefix("CADENCE_")
+    with override_settings(**{name: value}):
+        assert getattr(cadence_settings, attribute) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "fragment"),
+    [
+        ("CADENCE_MIN_INTERVAL", 0, "more than zero"),
+        ("CADENCE_MIN_INTERVAL", -1, "more than zero"),
+        ("CADENCE_MIN_INTERVAL", "5", "timedelta or a number of seconds"),
+        ("CADENCE_MISFIRE_GRACE", -5, "zero or more"),
+        ("CADENCE_MAX_RECOVERIES", 0, "integer of 1 or more"),
+        ("CADENCE_MAX_ATTEMPTS", True, "integer of 1 or more"),
+        ("CADENCE_EXECUTORS", "myapp.jobs.*", "list of strings"),
+        ("CADENCE_EXECUTORS", ["ok.*", ""], "non-empty strings"),
+    ],
+    ids=[
+        "zero-interval",
+        "negative-interval",
+        "string-duration",
+        "negative-grace",
+        "zero-recoveries",
+        "bool-is-not-int",
+        "executors-not-list",
+        "executors-empty-pattern",
+    ],
+)
+def test_conf_rejects_naming_the_setting(name, value, fragment):
+    attribute = name.removeprefix("CADENCE_")
+    with override_settings(**{name: value}):
+        with pytest.raises(ImproperlyConfigured, match=name) as excinfo:
+            getattr(cadence_settings, attribute)
+        assert fragment in str(excinfo.value)
+        assert [str(p) for p in validate_all()] == [str(excinfo.value)]
