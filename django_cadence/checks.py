@@ -3,6 +3,7 @@
 - ``django_cadence.E001``: ``USE_TZ`` is False.
 - ``django_cadence.E002``: a ``CADENCE_*`` setting is malformed.
 - ``django_cadence.W001``: a SQLite database without IMMEDIATE transactions.
+- ``django_cadence.W002``: a ``CADENCE_EXECUTORS`` pattern that can never match.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from django.conf import settings
 from django.core import checks
 
 from .conf import validate_all
+from .executors import invalid_patterns
 
 
 @checks.register(checks.Tags.compatibility)
@@ -28,8 +30,20 @@ def check_use_tz(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
 
 @checks.register(checks.Tags.compatibility)
 def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    return [checks.Error(str(problem), id="django_cadence.E002") for problem in validate_all()]
+
+
+@checks.register(checks.Tags.compatibility)
+def check_executor_patterns(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    if validate_all():
+        return []  # E002 already reports a malformed CADENCE_EXECUTORS
     return [
-        checks.Error(str(problem), id="django_cadence.E002") for problem in validate_all()
+        checks.Warning(
+            f"CADENCE_EXECUTORS entry {pattern!r} can never match an executor.",
+            hint='Use a dotted path ("myapp.jobs.send") or a prefix ("myapp.jobs.*").',
+            id="django_cadence.W002",
+        )
+        for pattern in invalid_patterns()
     ]
 
 

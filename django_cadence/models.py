@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
-from django.utils import timezone
+from django.utils import timezone as django_timezone
 
 from . import specs
 from .validation import clean_schedule
@@ -139,7 +139,7 @@ class Schedule(models.Model):
     last_run_at = models.DateTimeField(null=True, blank=True, editable=False)
     occurrence_count = models.PositiveIntegerField(default=0, editable=False)
     missed_count = models.PositiveIntegerField(default=0, editable=False)
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_at = models.DateTimeField(default=django_timezone.now, editable=False)
     enabled_at = models.DateTimeField(
         null=True,
         blank=True,
@@ -175,7 +175,7 @@ class Schedule(models.Model):
             ),
             models.CheckConstraint(
                 condition=~Q(kind=Kind.INTERVAL)
-                | Q(interval__gt=ZERO, cron="", run_at__isnull=True),
+                | Q(interval__isnull=False, interval__gt=ZERO, cron="", run_at__isnull=True),
                 name="cadence_schedule_interval_fields",
             ),
             models.CheckConstraint(
@@ -183,9 +183,7 @@ class Schedule(models.Model):
                 | Q(run_at__isnull=False, cron="", interval__isnull=True),
                 name="cadence_schedule_once_fields",
             ),
-            models.CheckConstraint(
-                condition=~Q(executor=""), name="cadence_schedule_executor_set"
-            ),
+            models.CheckConstraint(condition=~Q(executor=""), name="cadence_schedule_executor_set"),
             models.CheckConstraint(
                 condition=Q(misfire_grace__isnull=True) | Q(misfire_grace__gte=ZERO),
                 name="cadence_schedule_misfire_grace_nonnegative",
@@ -228,6 +226,29 @@ class Schedule(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args, **kwargs) -> None:
+        """Validate, and keep ``next_run_at`` true to the spec, however the schedule is saved.
+
+        ``objects.create()`` and ``save()`` refuse an invalid spec with the same per-field
+        ``ValidationError`` as ``full_clean()``, so nothing invalid reaches the table.
+        """
+        clean_schedule(self)
+        if self.created_at is None:
+            self.created_at = django_timezone.now()
+        if self.enabled and (
+            self.enabled_at is None or getattr(self, "_loaded_enabled", True) is False
+        ):
+            self.enabled_at = django_timezone.now() if self.pk else self.created_at
+        self.next_run_at = self.compute_next_run_at()
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None:
+            kwargs["update_fields"] = {*update_fields, "next_run_at", "enabled_at"}
+        super().save(*args, **kwargs)
+        self._loaded_enabled = self.enabled
+
+    def clean(self) -> None:
+        clean_schedule(self)
+
     # --- schedule math -------------------------------------------------------------------
 
     def spec(self, *, anchor: datetime | None = None) -> specs.Spec:
@@ -251,7 +272,7 @@ class Schedule(models.Model):
         Works on unsaved schedules too, which is what a form preview needs: an unsaved
         interval schedule without ``start_at`` is anchored at ``after``.
         """
-        after = after or timezone.now()
+        after = after or django_timezone.now()
         anchor = after if self._state.adding else None
         return specs.upcoming(self.spec(anchor=anchor), count, after)
 
@@ -281,29 +302,6 @@ class Schedule(models.Model):
     def is_finished(self) -> bool:
         """True once the schedule can produce no more occurrences (a fired one-shot, bounds)."""
         return self.next_run_at is None
-
-    def clean(self) -> None:
-        clean_schedule(self)
-
-    def save(self, *args, **kwargs) -> None:
-        """Validate, and keep ``next_run_at`` true to the spec, however the schedule is saved.
-
-        ``objects.create()`` and ``save()`` refuse an invalid spec with the same per-field
-        ``ValidationError`` as ``full_clean()``, so nothing invalid reaches the table.
-        """
-        clean_schedule(self)
-        if self.created_at is None:
-            self.created_at = timezone.now()
-        if self.enabled and (
-            self.enabled_at is None or getattr(self, "_loaded_enabled", True) is False
-        ):
-            self.enabled_at = timezone.now() if self.pk else self.created_at
-        self.next_run_at = self.compute_next_run_at()
-        update_fields = kwargs.get("update_fields")
-        if update_fields is not None:
-            kwargs["update_fields"] = {*update_fields, "next_run_at", "enabled_at"}
-        super().save(*args, **kwargs)
-        self._loaded_enabled = self.enabled
 
 
 class AttemptQuerySet(models.QuerySet["Attempt"]):
@@ -341,13 +339,14 @@ class Attempt(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
     outcome = models.JSONField(null=True, blank=True)
-    claim_token = models.CharField(max_length=32, null=True, blank=True)
+    # NULL, not "", when unclaimed: a fenced write "WHERE claim_token = %s" never matches it.
+    claim_token = models.CharField(max_length=32, null=True, blank=True)  # noqa: DJ001
     lease_until = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     recoveries = models.PositiveIntegerField(
         default=0, help_text="Times this attempt was recovered from a lost worker."
     )
-    created_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=django_timezone.now)
 
     objects = AttemptQuerySet.as_manager()
 

@@ -83,8 +83,7 @@ def _check_interval(schedule: Schedule, add) -> None:
     if schedule.interval < minimum:
         add(
             "interval",
-            f"The interval must be at least {minimum.total_seconds():g} s "
-            "(CADENCE_MIN_INTERVAL).",
+            f"The interval must be at least {minimum.total_seconds():g} s (CADENCE_MIN_INTERVAL).",
         )
 
 

@@ -2,7 +2,7 @@
 
 import os
 
-SECRET_KEY = "django-cadence-tests"  # noqa: S105 - a test-only key
+SECRET_KEY = "django-cadence-tests"
 USE_TZ = True
 TIME_ZONE = "UTC"
 DEBUG = False

@@ -2,7 +2,12 @@ import pytest
 from django.core import checks
 from django.test import override_settings
 
-from django_cadence.checks import check_settings, check_use_tz, sqlite_transaction_warnings
+from django_cadence.checks import (
+    check_executor_patterns,
+    check_settings,
+    check_use_tz,
+    sqlite_transaction_warnings,
+)
 
 
 def ids(messages):
@@ -50,3 +55,15 @@ def test_checks_sqlite_without_immediate_warns_with_the_fix(options, expected):
 def test_checks_registered_with_django():
     registered = {check.__name__ for check in checks.registry.registry.get_checks()}
     assert {"check_use_tz", "check_settings", "check_sqlite_transaction_mode"} <= registered
+
+
+def test_checks_executor_pattern_that_never_matches_warns():
+    with override_settings(CADENCE_EXECUTORS=["tests.jobs.*", "*", "my app.jobs"]):
+        messages = check_executor_patterns()
+    assert ids(messages) == ["django_cadence.W002", "django_cadence.W002"]
+    assert "'*'" in messages[0].msg
+
+
+def test_checks_registered_with_django_include_patterns():
+    registered = {check.__name__ for check in checks.registry.registry.get_checks()}
+    assert "check_executor_patterns" in registered

@@ -8,8 +8,8 @@ from django_cadence.conf import cadence_settings, setting_default, setting_names
 
 
 def test_conf_defaults_are_documented_values():
-    assert cadence_settings.MIN_INTERVAL == timedelta(seconds=1)
-    assert cadence_settings.MISFIRE_GRACE == timedelta(seconds=60)
+    assert timedelta(seconds=1) == cadence_settings.MIN_INTERVAL
+    assert timedelta(seconds=60) == cadence_settings.MISFIRE_GRACE
     assert cadence_settings.MAX_RECOVERIES == 3
     assert cadence_settings.EXECUTORS == ("tests.jobs.*",)
 

@@ -1,0 +1,80 @@
+"""Executors for the whole test suite, allowed by ``CADENCE_EXECUTORS = ["tests.jobs.*"]``.
+
+Module-level, simple and deterministic, so a child process can import them by path too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from typing import Any
+
+from django_cadence.exceptions import Permanent
+
+CALLS: list[str] = []
+"""Labels recorded by :func:`record_call`, in call order; tests clear it."""
+
+
+def noop(**kwargs: Any) -> None:
+    return None
+
+
+def echo(**kwargs: Any) -> dict[str, Any]:
+    return kwargs
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def with_context(context: Any, label: str = "x") -> dict[str, Any]:
+    return {"label": label, "try": context.try_number, "key": context.idempotency_key}
+
+
+async def async_add(a: int, b: int) -> int:
+    await asyncio.sleep(0)
+    return a + b
+
+
+async def async_with_context(context: Any) -> dict[str, Any]:
+    await asyncio.sleep(0)
+    return {"try": context.try_number, "key": context.idempotency_key}
+
+
+def raise_permanent(**kwargs: Any) -> None:
+    raise Permanent("permanent failure")
+
+
+def raise_error(message: str = "boom") -> None:
+    raise RuntimeError(message)
+
+
+def sleep_for(seconds: float, context: Any = None) -> str:
+    """Sleep ``seconds`` in small steps; return ``"cancelled"`` early once cancelled."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if context is not None:
+            if context.cancel_event.wait(min(left, 0.05)):
+                return "cancelled"
+        else:
+            time.sleep(min(left, 0.05))
+    return "done"
+
+
+def fail_n_times(n: int, key: str, context: Any) -> str:
+    """Fail tries 1..n of an attempt, succeed from try n + 1 on."""
+    if context.try_number <= n:
+        raise RuntimeError(f"failing try {context.try_number} of {n} ({key})")
+    return "ok"
+
+
+def record_call(label: str, context: Any = None) -> str:
+    CALLS.append(label)
+    return label
+
+
+def kill_worker() -> None:
+    """Kill the process running the job, as a crash would (for recovery tests)."""
+    os.kill(os.getpid(), signal.SIGKILL)
