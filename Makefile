@@ -17,7 +17,8 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet --editable ".[test]"
+	$(PY) -c 'import django_cadence, croniter, MySQLdb, psycopg'
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -28,7 +29,7 @@ migrations-check: $(STAMP)
 	$(PY) -m django makemigrations --check --dry-run --settings=tests.settings
 	$(PY) manage.py makemigrations --check --dry-run
 
-test-%: $(STAMP)
+test-sqlite test-postgresql test-mysql: test-%: $(STAMP)
 	CADENCE_TEST_DB=$* $(PY) -m pytest $(PYTEST_ARGS)
 
 test: lint migrations-check $(addprefix test-,$(DATABASES))
