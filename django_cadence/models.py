@@ -346,6 +346,12 @@ class Attempt(models.Model):
     recoveries = models.PositiveIntegerField(
         default=0, help_text="Times this attempt was recovered from a lost worker."
     )
+    cancel_requested = models.BooleanField(
+        default=False, help_text="Set to ask the running try to stop (replace overlap, cancel)."
+    )
+    history = models.JSONField(
+        default=list, blank=True, help_text="One entry per try: worker, timing, error."
+    )
     created_at = models.DateTimeField(default=django_timezone.now)
 
     objects = AttemptQuerySet.as_manager()

@@ -1,0 +1,280 @@
+"""The engine: composes clock, planner, runner and recovery into ticks.
+
+``tick()`` does one pass (record finished tries, enforce timeouts, renew leases, recover lost
+attempts, plan due schedules, claim and start ready attempts) and returns how long the engine
+may sleep: until the next due occurrence, ready retry, lease renewal or running deadline,
+bounded by the maximum tick. ``run()`` loops over ticks until asked to stop, survives a
+database outage by backing off and reconnecting, and drains on shutdown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import DatabaseError, close_old_connections, connections, reset_queries
+from django.db.models import Min
+
+from . import planner, recovery, runner
+from .clock import Clock, default_clock
+from .conf import cadence_settings
+from .execution import TryResult, run_try
+from .models import Attempt, Schedule
+from .single_engine import SingleEngineLock
+
+logger = logging.getLogger(__name__)
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+@dataclass
+class _InFlight:
+    claim: runner.Claim
+    thread: threading.Thread | None = None
+
+
+class Engine:
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        worker_id: str | None = None,
+        concurrency: int | None = None,
+        max_tick: float | None = None,
+        inline: bool = False,
+        using: str = "default",
+    ) -> None:
+        self.clock = clock or default_clock(using)
+        self.worker_id = worker_id or default_worker_id()
+        self.concurrency = concurrency or cadence_settings.CONCURRENCY
+        self.max_tick = (
+            max_tick if max_tick is not None else cadence_settings.MAX_TICK.total_seconds()
+        )
+        self.inline = inline
+        self.using = using
+        self.claiming = True
+        self._in_flight: dict[int, _InFlight] = {}
+        self._done: list[tuple[runner.Claim, TryResult]] = []
+        self._done_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._next_heartbeat: datetime | None = None
+        self._next_recovery: datetime | None = None
+
+    # --- one pass ------------------------------------------------------------------------
+
+    def tick(self) -> float:
+        """One pass of the engine; returns the seconds it may sleep before the next."""
+        reset_queries()
+        now = self.clock.now()
+        self._record_finished()
+        self._enforce_timeouts(now)
+        self._heartbeat(now)
+        self._recover(now)
+        if self.claiming:
+            while planner.plan_due(now).more:
+                pass
+            self._claim_and_start(now)
+            if self.inline:
+                self._record_finished()
+        return self._sleep_seconds(self.clock.now())
+
+    def _claim_and_start(self, now: datetime) -> None:
+        while True:
+            slots = self.concurrency - len(self._in_flight)
+            claims = runner.claim(now, worker=self.worker_id, slots=slots)
+            for claim in claims:
+                self._start(claim)
+            if self.inline:
+                self._record_finished()
+            if len(claims) < slots or not claims:
+                return
+
+    def _start(self, claim: runner.Claim) -> None:
+        flight = _InFlight(claim)
+        self._in_flight[claim.attempt_id] = flight
+        if self.inline:
+            self._finish(claim, run_try(claim, self.clock.now))
+            return
+        flight.thread = threading.Thread(
+            target=self._run_in_thread,
+            args=(claim,),
+            name=f"cadence-try-{claim.attempt_id}",
+            daemon=True,
+        )
+        flight.thread.start()
+
+    def _run_in_thread(self, claim: runner.Claim) -> None:
+        self._finish(claim, run_try(claim, self.clock.now))
+
+    def _finish(self, claim: runner.Claim, result: TryResult) -> None:
+        with self._done_lock:
+            self._done.append((claim, result))
+        self._wake.set()
+
+    def _record_finished(self) -> None:
+        """Write the outcome of every finished try; a write that fails is retried next tick."""
+        while True:
+            with self._done_lock:
+                if not self._done:
+                    return
+                claim, result = self._done[0]
+            if claim.attempt_id in self._in_flight:
+                self._record(claim, result, self.clock.now())
+                self._in_flight.pop(claim.attempt_id, None)
+            with self._done_lock:
+                self._done.pop(0)
+
+    def _record(self, claim: runner.Claim, result: TryResult, now: datetime) -> None:
+        if result.committed:
+            return  # atomic: recorded inside the job's own transaction
+        if result.kind == "lost":
+            logger.warning(
+                "attempt lost id=%s schedule=%s: lease taken over, effects rolled back",
+                claim.attempt_id,
+                claim.schedule_name,
+            )
+            return
+        if claim.cancel_event.is_set():
+            runner.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
+        elif result.kind == "ok":
+            runner.record_success(claim, result.value, now)
+        else:
+            runner.record_failure(claim, result.error, now, permanent=result.kind == "permanent")
+
+    def _enforce_timeouts(self, now: datetime) -> None:
+        for attempt_id, flight in list(self._in_flight.items()):
+            claim = flight.claim
+            if now < claim.deadline:
+                continue
+            claim.cancel_event.set()
+            self._in_flight.pop(attempt_id)
+            runner.record_failure(
+                claim, f"timed out after {claim.max_runtime.total_seconds():g} s", now
+            )
+
+    def _heartbeat(self, now: datetime) -> None:
+        if self._next_heartbeat and now < self._next_heartbeat:
+            return
+        self._next_heartbeat = now + cadence_settings.LEASE / 3
+        claims = [f.claim for f in self._in_flight.values()]
+        for attempt_id in runner.renew(claims, now, worker=self.worker_id):
+            flight = self._in_flight.get(attempt_id)
+            if flight and not flight.claim.cancel_event.is_set():
+                logger.info("attempt cancelling id=%s", attempt_id)
+                flight.claim.cancel_event.set()
+
+    def _recover(self, now: datetime) -> None:
+        if self._next_recovery and now < self._next_recovery:
+            return
+        self._next_recovery = now + timedelta(seconds=1)
+        recovery.recover_expired(now)
+
+    def _sleep_seconds(self, now: datetime) -> float:
+        """Until the earliest thing this engine must do, bounded by the maximum tick."""
+        candidates = [now + timedelta(seconds=self.max_tick)]
+        next_due = Schedule.objects.enabled().aggregate(at=Min("next_run_at"))["at"]
+        next_ready = Attempt.objects.pending().aggregate(at=Min("retry_at"))["at"]
+        next_lease = Attempt.objects.running().aggregate(at=Min("lease_until"))["at"]
+        candidates += [at for at in (next_due, next_ready) if at]
+        if next_lease:
+            candidates.append(next_lease + cadence_settings.RECOVERY_GRACE)
+        if self._in_flight:
+            candidates.append(self._next_heartbeat or now)
+            candidates += [f.claim.deadline for f in self._in_flight.values()]
+        earliest = min(candidates)
+        return max(0.0, (earliest - now).total_seconds())
+
+    # --- the loop ------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    def run(
+        self,
+        stop: threading.Event,
+        *,
+        once: bool = False,
+        shutdown_grace: float | None = None,
+    ) -> None:
+        """Tick until ``stop`` is set (or, with ``once``, until what was due has run)."""
+        lock = SingleEngineLock.for_connection(connections[self.using])
+        lock.acquire()
+        logger.info(
+            "engine started worker=%s concurrency=%s max_tick=%s",
+            self.worker_id,
+            self.concurrency,
+            self.max_tick,
+        )
+        try:
+            self._loop(stop, once=once)
+            self._drain(
+                cadence_settings.SHUTDOWN_GRACE.total_seconds()
+                if shutdown_grace is None
+                else shutdown_grace
+            )
+        finally:
+            lock.release()
+            logger.info("engine stopped worker=%s", self.worker_id)
+
+    def _loop(self, stop: threading.Event, *, once: bool) -> None:
+        backoff = 0.5
+        while not stop.is_set():
+            try:
+                close_old_connections()
+                delay = self.tick()
+                backoff = 0.5
+            except DatabaseError as exc:
+                logger.error("database unavailable: %s; retrying in %.1f s", exc, backoff)
+                self._close_connection()
+                delay, backoff = backoff, min(backoff * 2, 10.0)
+            if once and not self._in_flight and not self._done:
+                return
+            self._wake.clear()
+            if once:
+                delay = min(delay, 0.05)
+            if delay > 0:
+                self._wait(stop, delay)
+
+    def _wait(self, stop: threading.Event, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not stop.is_set() and not self._wake.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._wake.wait(min(remaining, 0.25))
+
+    def _close_connection(self) -> None:
+        with contextlib.suppress(DatabaseError):
+            connections[self.using].close()
+
+    def _drain(self, grace: float) -> None:
+        """Stop claiming, let running tries finish within ``grace``, release the rest."""
+        self.claiming = False
+        deadline = time.monotonic() + grace
+        while (self._in_flight or self._done) and time.monotonic() < deadline:
+            try:
+                self.tick()
+            except DatabaseError as exc:
+                logger.error("database unavailable while draining: %s", exc)
+                self._close_connection()
+            self._wake.wait(0.1)
+            self._wake.clear()
+        if self._in_flight:
+            claims = [f.claim for f in self._in_flight.values()]
+            for claim in claims:
+                claim.cancel_event.set()
+            try:
+                runner.release(claims, self.clock.now())
+            except DatabaseError as exc:
+                logger.error("could not release attempts (%s); their leases will expire", exc)
+            self._in_flight.clear()

@@ -1,0 +1,133 @@
+"""Running one try: in a thread (default), in a child process, or inside the claim's
+transaction (``delivery="atomic"``). Returns what happened; the engine records it.
+
+Worker threads never write the attempt row themselves, except for atomic jobs, whose effect
+and fenced success write must commit together: that is what makes them exactly-once.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections, transaction
+
+from . import executors
+from .exceptions import Permanent
+from .payloads import outcome_or_none
+
+
+@dataclass(frozen=True)
+class TryResult:
+    """``kind``: ``ok``, ``error``, ``permanent`` or ``lost`` (atomic fence failed)."""
+
+    kind: str
+    value: Any = None
+    error: str = ""
+    committed: bool = False  # the success write already happened (atomic jobs)
+
+
+class LostLease(Exception):
+    """Raised inside an atomic job's transaction to roll its effects back."""
+
+
+def run_try(claim, now_for_commit) -> TryResult:
+    """Run ``claim``'s executor; ``now_for_commit()`` gives the instant for an atomic commit."""
+    try:
+        if claim.isolation == "process":
+            return _run_in_process(claim)
+        func = executors.resolve(claim.executor)
+        if claim.delivery == "atomic":
+            return _run_atomic(claim, func, now_for_commit)
+        value = executors.call(func, claim.payload, claim.context())
+        return TryResult("ok", outcome_or_none(value))
+    except Permanent as exc:
+        return TryResult("permanent", error=_describe(exc))
+    except Exception as exc:  # noqa: BLE001 - any job failure is recorded, never raised
+        return TryResult("error", error=_describe(exc))
+    finally:
+        connections.close_all()  # this thread's connections, if the job opened any
+
+
+def _run_atomic(claim, func, now_for_commit) -> TryResult:
+    from .runner import record_success
+
+    try:
+        with transaction.atomic():
+            value = outcome_or_none(executors.call(func, claim.payload, claim.context()))
+            if not record_success(claim, value, now_for_commit()):
+                raise LostLease
+    except LostLease:
+        return TryResult("lost")
+    return TryResult("ok", value, committed=True)
+
+
+def _describe(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc)).strip()
+
+
+# --- process isolation ---------------------------------------------------------------------
+
+
+def _child_main(path: str, payload: dict, context_fields: dict, conn) -> None:
+    """Entry point of the child process: set Django up, run the job, send back the result."""
+    import django
+
+    django.setup()
+    from .executors import AttemptContext, call, resolve
+
+    context = AttemptContext(**context_fields)
+    try:
+        value = call(resolve(path), payload, context)
+        conn.send(("ok", outcome_or_none(value), ""))
+    except Permanent as exc:
+        conn.send(("permanent", None, _describe(exc)))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as a failed try
+        conn.send(("error", None, _describe(exc)))
+    finally:
+        conn.close()
+
+
+def _run_in_process(claim) -> TryResult:
+    """Run in a fresh (spawned) process, killed if the try is cancelled or times out."""
+    executors.check_allowed(claim.executor)
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    context = claim.context()
+    fields = {
+        "attempt_id": context.attempt_id,
+        "schedule_name": context.schedule_name,
+        "occurrence_at": context.occurrence_at,
+        "try_number": context.try_number,
+        "idempotency_key": context.idempotency_key,
+        "deadline": context.deadline,
+    }
+    process = ctx.Process(
+        target=_child_main,
+        args=(claim.executor, claim.payload, fields, child),
+        name=f"cadence-attempt-{claim.attempt_id}",
+        daemon=True,
+    )
+    process.start()
+    child.close()
+    try:
+        while True:
+            if parent.poll(0.05):
+                kind, value, error = parent.recv()
+                process.join(5)
+                return TryResult(kind, value, error)
+            if not process.is_alive():
+                return TryResult("error", error=f"child process exited with {process.exitcode}")
+            if claim.cancel_event.is_set():
+                process.kill()
+                process.join()
+                return TryResult("error", error="child process killed: the try was cancelled")
+    except EOFError:
+        process.join(5)
+        return TryResult("error", error=f"child process exited with {process.exitcode}")
+    finally:
+        if process.is_alive():
+            process.kill()
+        parent.close()

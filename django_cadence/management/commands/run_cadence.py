@@ -1,0 +1,108 @@
+"""``manage.py run_cadence``: a thin shell around :class:`~django_cadence.engine.Engine`.
+
+It parses options, installs signal handlers and runs the engine. The first SIGTERM/SIGINT
+stops claiming and drains; a second one exits at once (leases then expire and another
+worker recovers the attempts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+
+from django.core.management.base import BaseCommand, CommandError
+
+from django_cadence.conf import cadence_settings
+from django_cadence.engine import Engine
+from django_cadence.single_engine import EngineAlreadyRunning
+
+logger = logging.getLogger("django_cadence.engine")
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return number
+
+
+def positive_seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return number
+
+
+class Command(BaseCommand):
+    help = "Run the django-cadence engine: plan due occurrences, run them, record results."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--concurrency",
+            type=positive_int,
+            default=None,
+            help=f"Tries run at once by this worker (default CADENCE_CONCURRENCY, "
+            f"{cadence_settings.CONCURRENCY}).",
+        )
+        parser.add_argument(
+            "--once",
+            action="store_true",
+            help="One pass: claim what is due, run it to the end, exit.",
+        )
+        parser.add_argument(
+            "--max-tick",
+            type=positive_seconds,
+            default=None,
+            help="Longest sleep between passes, in seconds (default CADENCE_MAX_TICK).",
+        )
+        parser.add_argument(
+            "--worker-id", default=None, help="This worker's name in attempts and logs."
+        )
+
+    def handle(self, *args, **options) -> None:
+        _ensure_log_output()
+        engine = Engine(
+            worker_id=options["worker_id"],
+            concurrency=options["concurrency"],
+            max_tick=options["max_tick"],
+        )
+        stop = threading.Event()
+        _install_signal_handlers(stop)
+        try:
+            engine.run(stop, once=options["once"])
+        except EngineAlreadyRunning as exc:
+            raise CommandError(str(exc)) from None
+
+
+def _install_signal_handlers(stop: threading.Event) -> None:
+    def handle(signum, frame) -> None:
+        if stop.is_set():
+            logger.warning("second signal: exiting now; leases will expire")
+            logging.shutdown()
+            os._exit(1)
+        logger.info("signal %s: draining, then exiting", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
+
+
+def _ensure_log_output() -> None:
+    """Show the engine's log lines when the project has not configured the logger."""
+    cadence = logging.getLogger("django_cadence")
+    if cadence.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    cadence.addHandler(handler)
+    cadence.setLevel(logging.INFO)

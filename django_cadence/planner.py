@@ -1,0 +1,171 @@
+"""Due schedules -> attempt rows, in one transaction per batch.
+
+Invariant 2 lives here: a schedule's slot is advanced and the occurrence's attempt created
+(or its ``skipped`` / ``missed`` record written) in the same transaction, under a row lock on
+the schedule, so a crash leaves both or neither and two workers never plan the same slot.
+A batch costs a fixed handful of statements however many schedules it plans.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from itertools import islice, takewhile
+
+from django.db import transaction
+from django.db.models import Count
+
+from . import policies, specs
+from .conf import cadence_settings
+from .models import Attempt, Schedule, Status, Trigger
+
+logger = logging.getLogger(__name__)
+
+MICROSECOND = timedelta(microseconds=1)
+PLANNED_FIELDS = ("next_run_at", "last_run_at", "occurrence_count", "missed_count")
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    schedules: int  # schedules planned in this batch
+    attempts: int  # attempt rows written (pending, skipped and missed records)
+    more: bool  # the batch was full: call again before sleeping
+
+
+def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
+    """Plan every due occurrence of up to ``batch_size`` schedules, locked, in one transaction."""
+    with transaction.atomic():
+        schedules = list(
+            Schedule.objects.due(now)
+            .order_by("next_run_at")
+            .select_for_update(skip_locked=True)[:batch_size]
+        )
+        if not schedules:
+            return PlanResult(0, 0, False)
+        states = _overlap_states([s.pk for s in schedules])
+        rows: list[Attempt] = []
+        to_cancel: list[int] = []
+        for schedule in schedules:
+            planned, cancel = _plan_schedule(schedule, now, states[schedule.pk])
+            rows.extend(planned)
+            if cancel:
+                to_cancel.append(schedule.pk)
+        # ignore_conflicts: a row that already exists is a quiet no-op (invariant 1).
+        Attempt.objects.bulk_create(rows, ignore_conflicts=True)
+        Schedule.objects.bulk_update(schedules, PLANNED_FIELDS)
+        if to_cancel:
+            Attempt.objects.running().filter(schedule_id__in=to_cancel).update(
+                cancel_requested=True
+            )
+    for row in rows:
+        logger.info(
+            "attempt planned schedule=%s occurrence=%s status=%s",
+            row.schedule.name,
+            row.occurrence_at.isoformat(),
+            row.status,
+        )
+    return PlanResult(len(schedules), len(rows), len(schedules) == batch_size)
+
+
+def _overlap_states(schedule_ids: list[int]) -> dict[int, policies.OverlapState]:
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    rows = (
+        Attempt.objects.filter(
+            schedule_id__in=schedule_ids, status__in=(Status.PENDING, Status.RUNNING)
+        )
+        .values_list("schedule_id", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for schedule_id, status, n in rows:
+        counts[schedule_id][status] = n
+    return defaultdict(
+        policies.OverlapState,
+        {
+            sid: policies.OverlapState(
+                running=c.get(Status.RUNNING, 0), waiting=c.get(Status.PENDING, 0)
+            )
+            for sid, c in counts.items()
+        },
+    )
+
+
+def due_occurrences(schedule: Schedule, now: datetime, limit: int | None) -> list[datetime]:
+    """The schedule's occurrences from ``next_run_at`` up to ``now`` (at most ``limit``)."""
+    after = schedule.next_run_at - MICROSECOND
+    spec = schedule.spec()
+    due = takewhile(lambda at: at <= now, specs.occurrences(spec, after))
+    return list(islice(due, limit) if limit else due)
+
+
+def _plan_schedule(
+    schedule: Schedule, now: datetime, state: policies.OverlapState
+) -> tuple[list[Attempt], bool]:
+    """Rows for one schedule's due occurrences, and whether to cancel its running attempt."""
+    fire_all = schedule.misfire == "fire_all"
+    max_catchup = cadence_settings.MAX_CATCHUP
+    due = due_occurrences(schedule, now, max_catchup if fire_all else None)
+    if not due:  # bounds changed under us: nothing due after all
+        schedule.next_run_at = schedule.compute_next_run_at()
+        return [], False
+    grace = schedule.misfire_grace
+    plan = policies.plan_misfire(
+        due,
+        now,
+        policy=schedule.misfire,
+        grace=cadence_settings.MISFIRE_GRACE if grace is None else grace,
+        max_catchup=max_catchup,
+    )
+    admission = policies.admit(schedule.overlap, state, len(plan.fire))
+    rows = [
+        _attempt_row(schedule, at, status, reason, now)
+        for at, status, reason in zip(plan.fire, admission.statuses, admission.reasons, strict=True)
+    ]
+    if plan.missed:
+        rows.append(_missed_row(schedule, plan.missed, now))
+    schedule.last_run_at = plan.advance_to
+    schedule.occurrence_count += len(plan.fire)
+    schedule.missed_count += len(plan.missed)
+    schedule.next_run_at = specs.next_occurrence(schedule.spec(), plan.advance_to)
+    return rows, admission.cancel_running
+
+
+def _attempt_row(
+    schedule: Schedule, occurrence_at: datetime, status: str, reason: str, now: datetime
+) -> Attempt:
+    if status == Status.SKIPPED:
+        return Attempt(
+            schedule=schedule,
+            occurrence_at=occurrence_at,
+            trigger=Trigger.SCHEDULE,
+            status=Status.SKIPPED,
+            finished_at=now,
+            error=f"skipped: {reason}",
+        )
+    delay = specs.jitter_delay(str(schedule.pk), occurrence_at, schedule.jitter or timedelta(0))
+    return Attempt(
+        schedule=schedule,
+        occurrence_at=occurrence_at,
+        trigger=Trigger.SCHEDULE,
+        status=Status.PENDING,
+        retry_at=occurrence_at + delay,
+    )
+
+
+def _missed_row(schedule: Schedule, missed: tuple[datetime, ...], now: datetime) -> Attempt:
+    """One record for a run of missed occurrences: its range and its count."""
+    first, last = missed[0], missed[-1]
+    return Attempt(
+        schedule=schedule,
+        occurrence_at=first,
+        trigger=Trigger.SCHEDULE,
+        status=Status.MISSED,
+        finished_at=now,
+        error=(
+            f"missed {len(missed)} occurrence(s) from {first.isoformat()} to "
+            f"{last.isoformat()} (misfire={schedule.misfire})"
+        ),
+        outcome={"missed": len(missed), "first": first.isoformat(), "last": last.isoformat()},
+    )

@@ -1,0 +1,91 @@
+"""Running attempts whose worker was lost: any worker hands them back or dead-letters them.
+
+A lease that expired more than ``CADENCE_RECOVERY_GRACE`` ago means its worker stopped
+renewing (killed, frozen, cut off). Clearing the claim token in the same write fences the old
+worker out, should it come back. ``at_most_once`` jobs are never re-run automatically; a job
+that keeps killing its worker is dead-lettered after ``CADENCE_MAX_RECOVERIES``.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from django.db import transaction
+
+from . import policies
+from .conf import cadence_settings
+from .models import Attempt, Status
+from .runner import maybe_pause, resolved_options
+
+logger = logging.getLogger(__name__)
+
+
+def recover_expired(now: datetime, *, batch_size: int = 200) -> int:
+    """Recover up to ``batch_size`` attempts whose lease expired; return how many."""
+    cutoff = now - cadence_settings.RECOVERY_GRACE
+    dead: list[tuple[int, int | None]] = []
+    with transaction.atomic():
+        expired = list(
+            Attempt.objects.expired(cutoff)
+            .select_for_update(skip_locked=True)
+            .select_related("schedule")[:batch_size]
+        )
+        for attempt in expired:
+            options = resolved_options(attempt.schedule)
+            reason = policies.plan_recovery(
+                tries=attempt.tries,
+                max_attempts=options["max_attempts"],
+                recoveries=attempt.recoveries,
+                max_recoveries=cadence_settings.MAX_RECOVERIES,
+                delivery=options["delivery"],
+            )
+            lost = f"worker {attempt.worker or '?'} lost its lease on try {attempt.tries}"
+            attempt.recoveries += 1
+            attempt.claim_token = None
+            attempt.lease_until = None
+            attempt.history = [
+                *(attempt.history or []),
+                {
+                    "try": attempt.tries,
+                    "worker": attempt.worker,
+                    "started_at": attempt.started_at.isoformat() if attempt.started_at else None,
+                    "finished_at": now.isoformat(),
+                    "result": "lost",
+                    "error": lost,
+                },
+            ]
+            if reason is None:
+                attempt.status = Status.PENDING
+                attempt.retry_at = now
+                attempt.error = f"recovered: {lost}"
+            else:
+                attempt.status = Status.DEAD_LETTER
+                attempt.finished_at = now
+                attempt.error = f"{lost}\n[dead letter: {reason}]"
+                dead.append((attempt.schedule_id, attempt.schedule.pause_after_failures))
+        if expired:
+            Attempt.objects.bulk_update(
+                expired,
+                (
+                    "status",
+                    "retry_at",
+                    "finished_at",
+                    "error",
+                    "claim_token",
+                    "lease_until",
+                    "recoveries",
+                    "history",
+                ),
+            )
+    for attempt in expired:
+        logger.warning(
+            "attempt recovered id=%s schedule=%s status=%s recoveries=%s",
+            attempt.pk,
+            attempt.schedule.name,
+            attempt.status,
+            attempt.recoveries,
+        )
+    for schedule_id, pause_after in dead:
+        maybe_pause(schedule_id, pause_after)
+    return len(expired)

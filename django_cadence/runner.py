@@ -1,0 +1,386 @@
+"""Attempts -> tries: claim, renew, and the fenced writes that end a try.
+
+Invariant 3 lives here. Starting a try writes a fresh claim token; every later write of the
+worker (heartbeat, success, failure, release) is ``UPDATE ... WHERE id = %s AND claim_token =
+%s AND status = 'running'``. A worker whose lease was taken over matches no row, changes
+nothing, and logs that it lost the attempt. Invariant 5 too: a serial schedule's row is
+locked while one of its attempts is claimed, and only its oldest waiting attempt is taken,
+only when none of its attempts runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Min, Q
+
+from . import executors, policies
+from .conf import cadence_settings
+from .models import Attempt, Schedule, Status
+from .payloads import escape_control, redact_text
+
+logger = logging.getLogger(__name__)
+
+MAX_ERROR_CHARS = 10_000
+
+
+@dataclass
+class Claim:
+    """Everything a worker needs to run one try and record it, without re-reading rows."""
+
+    attempt_id: int
+    token: str
+    schedule_id: int
+    schedule_name: str
+    worker: str
+    executor: str
+    payload: dict
+    occurrence_at: datetime
+    trigger: str
+    tries: int  # including this try
+    recoveries: int
+    started_at: datetime
+    max_attempts: int
+    retry_base: timedelta
+    retry_cap: timedelta
+    max_runtime: timedelta
+    delivery: str
+    isolation: str
+    history: list
+    pause_after_failures: int | None
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def deadline(self) -> datetime:
+        return self.started_at + self.max_runtime
+
+    @property
+    def idempotency_key(self) -> str:
+        return executors.idempotency_key(self.schedule_id, self.occurrence_at, self.trigger)
+
+    def context(self) -> executors.AttemptContext:
+        return executors.AttemptContext(
+            attempt_id=self.attempt_id,
+            schedule_name=self.schedule_name,
+            occurrence_at=self.occurrence_at,
+            try_number=self.tries,
+            idempotency_key=self.idempotency_key,
+            deadline=self.deadline,
+            cancel_event=self.cancel_event,
+        )
+
+
+def resolved_options(schedule: Schedule) -> dict[str, Any]:
+    """Per-attempt settings: the schedule's field, else the job's option, else the setting."""
+    try:
+        job = executors.job_options(schedule.executor)
+    except Exception:  # noqa: BLE001 - a disallowed path fails at run time, with its message
+        job = executors.JobOptions(path=schedule.executor)
+
+    def pick(name: str, default: Any) -> Any:
+        value = getattr(schedule, name)
+        if value is None:
+            value = getattr(job, name)
+        return default if value is None else value
+
+    return {
+        "max_attempts": pick("max_attempts", cadence_settings.MAX_ATTEMPTS),
+        "retry_base": pick("retry_base", cadence_settings.RETRY_BASE),
+        "retry_cap": pick("retry_cap", cadence_settings.RETRY_CAP),
+        "max_runtime": pick("max_runtime", cadence_settings.MAX_RUNTIME),
+        "delivery": job.delivery,
+        "isolation": job.isolation,
+    }
+
+
+def claim(now: datetime, *, worker: str, slots: int) -> list[Claim]:
+    """Claim up to ``slots`` ready attempts for ``worker``, with fresh tokens and leases."""
+    if slots <= 0:
+        return []
+    with transaction.atomic():
+        candidates = list(
+            Attempt.objects.ready(now)
+            .order_by("retry_at", "id")
+            .select_for_update(skip_locked=True)
+            .only(
+                "id", "schedule_id", "occurrence_at", "trigger", "tries", "recoveries", "history"
+            )[: slots * 4]
+        )
+        if not candidates:
+            return []
+        schedules = {
+            s.pk: s
+            for s in Schedule.objects.select_for_update(skip_locked=True).filter(
+                pk__in={a.schedule_id for a in candidates}
+            )
+        }
+        chosen = _choose(candidates, schedules, slots)
+        if not chosen:
+            return []
+        lease_until = now + cadence_settings.LEASE
+        claims = []
+        for attempt in chosen:
+            attempt.status = Status.RUNNING
+            attempt.claim_token = secrets.token_hex(16)
+            attempt.lease_until = lease_until
+            attempt.worker = worker
+            attempt.tries += 1
+            attempt.started_at = now
+            attempt.cancel_requested = False
+            claims.append(_claim_for(attempt, schedules[attempt.schedule_id], now, worker))
+        Attempt.objects.bulk_update(
+            chosen,
+            (
+                "status",
+                "claim_token",
+                "lease_until",
+                "worker",
+                "tries",
+                "started_at",
+                "cancel_requested",
+            ),
+        )
+    for c in claims:
+        logger.info(
+            "attempt started id=%s schedule=%s occurrence=%s try=%s worker=%s",
+            c.attempt_id,
+            c.schedule_name,
+            c.occurrence_at.isoformat(),
+            c.tries,
+            worker,
+        )
+    return claims
+
+
+def _choose(candidates: list[Attempt], schedules: dict[int, Schedule], slots: int) -> list[Attempt]:
+    """Pick attempts to start: any number per ``allow`` schedule, one per serial schedule.
+
+    A serial schedule (locked by us) starts its oldest waiting attempt, and only when none of
+    its attempts runs: a pending retry of an earlier occurrence holds back later ones.
+    """
+    serial = [sid for sid, s in schedules.items() if policies.is_serial(s.overlap)]
+    heads: dict[int, datetime] = {}
+    busy: set[int] = set()
+    if serial:
+        rows = (
+            Attempt.objects.filter(
+                schedule_id__in=serial, status__in=(Status.PENDING, Status.RUNNING)
+            )
+            .values("schedule_id")
+            .annotate(
+                running=Count("id", filter=Q(status=Status.RUNNING)),
+                head=Min("occurrence_at", filter=Q(status=Status.PENDING)),
+            )
+            .order_by()
+        )
+        for row in rows:
+            if row["running"]:
+                busy.add(row["schedule_id"])
+            heads[row["schedule_id"]] = row["head"]
+    chosen: list[Attempt] = []
+    for attempt in candidates:
+        schedule = schedules.get(attempt.schedule_id)
+        if schedule is None:
+            continue  # its schedule is locked by another worker: next tick
+        if policies.is_serial(schedule.overlap):
+            if (
+                attempt.schedule_id in busy
+                or heads.get(attempt.schedule_id) != attempt.occurrence_at
+            ):
+                continue
+            busy.add(attempt.schedule_id)
+        chosen.append(attempt)
+        if len(chosen) == slots:
+            break
+    return chosen
+
+
+def _claim_for(attempt: Attempt, schedule: Schedule, now: datetime, worker: str) -> Claim:
+    return Claim(
+        worker=worker,
+        attempt_id=attempt.pk,
+        token=attempt.claim_token,
+        schedule_id=schedule.pk,
+        schedule_name=schedule.name,
+        executor=schedule.executor,
+        payload=schedule.payload,
+        occurrence_at=attempt.occurrence_at,
+        trigger=attempt.trigger,
+        tries=attempt.tries,
+        recoveries=attempt.recoveries,
+        started_at=now,
+        history=list(attempt.history or []),
+        pause_after_failures=schedule.pause_after_failures,
+        **resolved_options(schedule),
+    )
+
+
+# --- fenced writes -------------------------------------------------------------------------
+
+
+def fenced(c: Claim):
+    """The one row this worker may still write: its attempt, still running under its token."""
+    return Attempt.objects.filter(pk=c.attempt_id, claim_token=c.token, status=Status.RUNNING)
+
+
+def _history(c: Claim, now: datetime, result: str, error: str = "") -> list[dict]:
+    """The attempt's per-try log with this try appended (the claim read it; no re-read)."""
+    entry = {
+        "try": c.tries,
+        "worker": c.worker,
+        "started_at": c.started_at.isoformat(),
+        "finished_at": now.isoformat(),
+        "result": result,
+    }
+    if error:
+        entry["error"] = error[:2000]
+    return [*c.history, entry]
+
+
+def clean_error(text: str) -> str:
+    """Job-provided error text, with secrets scrubbed and bounded in size."""
+    return redact_text(text)[:MAX_ERROR_CHARS]
+
+
+def record_success(c: Claim, outcome: Any, now: datetime) -> bool:
+    """Fenced: mark the try succeeded; False if this worker no longer owns the attempt."""
+    written = fenced(c).update(
+        status=Status.SUCCEEDED,
+        finished_at=now,
+        outcome=outcome,
+        lease_until=None,
+        error="",
+        history=_history(c, now, "succeeded"),
+    )
+    return _report(c, written, "succeeded")
+
+
+def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = False) -> str | None:
+    """Fenced: schedule a retry or dead-letter the attempt; returns the new status or None."""
+    plan = policies.plan_failure(
+        tries=c.tries,
+        max_attempts=c.max_attempts,
+        now=now,
+        base=c.retry_base,
+        cap=c.retry_cap,
+        key=c.idempotency_key,
+        permanent=permanent,
+    )
+    error = clean_error(error)
+    if plan.retry_at is not None:
+        written = fenced(c).update(
+            status=Status.PENDING,
+            retry_at=plan.retry_at,
+            claim_token=None,
+            lease_until=None,
+            error=error,
+            history=_history(c, now, "failed", error),
+        )
+        return Status.PENDING if _report(c, written, "retry", retry_at=plan.retry_at) else None
+    written = fenced(c).update(
+        status=Status.DEAD_LETTER,
+        finished_at=now,
+        lease_until=None,
+        error=f"{error}\n[dead letter: {plan.reason}]"
+        if error
+        else f"[dead letter: {plan.reason}]",
+        history=_history(c, now, "failed", error),
+    )
+    if not _report(c, written, "dead_letter"):
+        return None
+    maybe_pause(c.schedule_id, c.pause_after_failures)
+    return Status.DEAD_LETTER
+
+
+def record_cancelled(c: Claim, now: datetime, reason: str) -> bool:
+    written = fenced(c).update(
+        status=Status.CANCELLED,
+        finished_at=now,
+        lease_until=None,
+        error=reason,
+        history=_history(c, now, "cancelled", reason),
+    )
+    return _report(c, written, "cancelled")
+
+
+def release(claims: list[Claim], now: datetime) -> int:
+    """Hand unfinished tries back (shutdown): pending again, the cut-short try not counted."""
+    from django.db.models import F
+
+    released = 0
+    for c in claims:
+        released += fenced(c).update(
+            status=Status.PENDING,
+            retry_at=now,
+            claim_token=None,
+            lease_until=None,
+            tries=F("tries") - 1,
+        )
+        logger.info("attempt released id=%s schedule=%s", c.attempt_id, c.schedule_name)
+    return released
+
+
+def renew(claims: list[Claim], now: datetime, *, worker: str) -> set[int]:
+    """One statement renews every lease this worker holds; returns ids asked to cancel."""
+    if not claims:
+        return set()
+    tokens = [c.token for c in claims]
+    Attempt.objects.filter(status=Status.RUNNING, worker=worker, claim_token__in=tokens).update(
+        lease_until=now + cadence_settings.LEASE
+    )
+    return set(
+        Attempt.objects.filter(
+            status=Status.RUNNING, claim_token__in=tokens, cancel_requested=True
+        ).values_list("id", flat=True)
+    )
+
+
+def _report(c: Claim, written: int, outcome: str, **extra: Any) -> bool:
+    if written:
+        details = " ".join(
+            f"{k}={v.isoformat() if hasattr(v, 'isoformat') else v}" for k, v in extra.items()
+        )
+        logger.info(
+            "attempt %s id=%s schedule=%s try=%s%s",
+            outcome,
+            c.attempt_id,
+            c.schedule_name,
+            c.tries,
+            f" {details}" if details else "",
+        )
+        return True
+    logger.warning(
+        "attempt lost id=%s schedule=%s try=%s: lease taken over, %s not recorded",
+        c.attempt_id,
+        c.schedule_name,
+        c.tries,
+        outcome,
+    )
+    return False
+
+
+def maybe_pause(schedule_id: int, pause_after_failures: int | None) -> bool:
+    """Auto-pause: disable a schedule whose last N occurrences all ended dead-lettered."""
+    if not pause_after_failures:
+        return False
+    recent = list(
+        Attempt.objects.filter(schedule_id=schedule_id, trigger="schedule")
+        .exclude(status__in=(Status.PENDING, Status.RUNNING, Status.MISSED))
+        .order_by("-occurrence_at")
+        .values_list("status", flat=True)[:pause_after_failures]
+    )
+    if not policies.should_pause(recent, pause_after_failures):
+        return False
+    reason = f"auto-paused: the last {pause_after_failures} occurrence(s) ended dead-lettered"
+    paused = Schedule.objects.filter(pk=schedule_id, enabled=True).update(
+        enabled=False, pause_reason=reason
+    )
+    if paused:
+        logger.warning("schedule paused id=%s reason=%s", schedule_id, escape_control(reason))
+    return bool(paused)

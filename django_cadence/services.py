@@ -1,0 +1,143 @@
+"""Operations for the admin and user code: run now, pause, resume, retry, cancel.
+
+Each is one short transaction with the rows it changes locked, so it composes safely with
+running engines; the admin's actions are one-liners over these.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from . import policies
+from .exceptions import CadenceError
+from .models import Attempt, Schedule, Status, Trigger
+
+logger = logging.getLogger(__name__)
+
+
+class InvalidTransition(CadenceError, ValueError):
+    """The attempt is not in a state that allows this operation."""
+
+
+def _schedule(schedule: Schedule | int | str) -> Schedule:
+    if isinstance(schedule, Schedule):
+        return schedule
+    if isinstance(schedule, int):
+        return Schedule.objects.get(pk=schedule)
+    return Schedule.objects.get(name=schedule)
+
+
+def trigger(
+    schedule: Schedule | int | str, *, force: bool = False, now: datetime | None = None
+) -> Attempt:
+    """Run a schedule now, as a ``manual`` attempt.
+
+    It goes through the schedule's overlap policy (so it may be recorded ``skipped``) unless
+    ``force``; a forced run still waits for a serial schedule's running attempt to end.
+    Several calls make several attempts: manual runs are never collapsed into one.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        target = Schedule.objects.select_for_update().get(pk=_schedule(schedule).pk)
+        counts = dict(
+            Attempt.objects.filter(schedule=target, status__in=(Status.PENDING, Status.RUNNING))
+            .values_list("status")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        state = policies.OverlapState(
+            running=counts.get(Status.RUNNING, 0), waiting=counts.get(Status.PENDING, 0)
+        )
+        admission = policies.admit("allow" if force else target.overlap, state, 1)
+        occurrence_at = now
+        # Manual runs are keyed by their instant; never let two share one.
+        while Attempt.objects.filter(
+            schedule=target, trigger=Trigger.MANUAL, occurrence_at=occurrence_at
+        ).exists():
+            occurrence_at += timedelta(microseconds=1)
+        if admission.statuses[0] == Status.SKIPPED:
+            attempt = Attempt.objects.create(
+                schedule=target,
+                occurrence_at=occurrence_at,
+                trigger=Trigger.MANUAL,
+                status=Status.SKIPPED,
+                finished_at=now,
+                error=f"skipped: {admission.reasons[0]}",
+            )
+        else:
+            attempt = Attempt.objects.create(
+                schedule=target,
+                occurrence_at=occurrence_at,
+                trigger=Trigger.MANUAL,
+                status=Status.PENDING,
+                retry_at=now,
+            )
+            if admission.cancel_running:
+                Attempt.objects.running().filter(schedule=target).update(cancel_requested=True)
+    logger.info(
+        "attempt triggered id=%s schedule=%s status=%s force=%s",
+        attempt.pk,
+        target.name,
+        attempt.status,
+        force,
+    )
+    return attempt
+
+
+def pause(schedule: Schedule | int | str, reason: str = "") -> Schedule:
+    """Disable a schedule: nothing fires while it is paused."""
+    target = _schedule(schedule)
+    target.enabled = False
+    target.pause_reason = reason or "paused"
+    target.save(update_fields=["enabled", "pause_reason", "updated_at"])
+    logger.info("schedule paused name=%s", target.name)
+    return target
+
+
+def resume(schedule: Schedule | int | str) -> Schedule:
+    """Enable a schedule; nothing from the paused time is caught up."""
+    target = Schedule.objects.get(pk=_schedule(schedule).pk)
+    target.enabled = True
+    target.pause_reason = ""
+    target.save(update_fields=["enabled", "pause_reason", "updated_at"])
+    logger.info("schedule resumed name=%s next_run_at=%s", target.name, target.next_run_at)
+    return target
+
+
+def retry(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
+    """Send a dead letter back to ``pending`` with a fresh set of tries."""
+    now = now or timezone.now()
+    pk = attempt.pk if isinstance(attempt, Attempt) else attempt
+    updated = Attempt.objects.filter(pk=pk, status=Status.DEAD_LETTER).update(
+        status=Status.PENDING,
+        retry_at=now,
+        tries=0,
+        recoveries=0,
+        finished_at=None,
+        claim_token=None,
+        lease_until=None,
+    )
+    if not updated:
+        raise InvalidTransition(f"Attempt {pk} is not a dead letter; only dead letters retry.")
+    logger.info("attempt retried id=%s", pk)
+    return Attempt.objects.get(pk=pk)
+
+
+def cancel(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
+    """Cancel a pending attempt, or ask a running one to stop (it ends ``cancelled``)."""
+    now = now or timezone.now()
+    pk = attempt.pk if isinstance(attempt, Attempt) else attempt
+    if Attempt.objects.filter(pk=pk, status=Status.PENDING).update(
+        status=Status.CANCELLED, finished_at=now, error="cancelled by an operator"
+    ):
+        logger.info("attempt cancelled id=%s", pk)
+    elif Attempt.objects.filter(pk=pk, status=Status.RUNNING).update(cancel_requested=True):
+        logger.info("attempt cancelling id=%s", pk)
+    else:
+        raise InvalidTransition(f"Attempt {pk} is neither pending nor running.")
+    return Attempt.objects.get(pk=pk)

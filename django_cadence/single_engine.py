@@ -1,0 +1,60 @@
+"""One engine per SQLite database file, enforced with an OS file lock.
+
+SQLite has no row locks to share work safely between engines, so a second ``run_cadence``
+on the same file must refuse to start rather than double-fire. The lock lives beside the
+database file and is released by the OS when the process dies, even on ``kill -9``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from .exceptions import CadenceError
+
+
+class EngineAlreadyRunning(CadenceError, RuntimeError):
+    """Another engine already runs on this SQLite database."""
+
+
+class SingleEngineLock:
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    @classmethod
+    def for_connection(cls, connection) -> SingleEngineLock:
+        """A lock for a file-backed SQLite database; a no-op for every other backend."""
+        if connection.vendor != "sqlite":
+            return cls(None)
+        name = str(connection.settings_dict.get("NAME") or "")
+        if not name or name == ":memory:" or name.startswith("file:"):
+            return cls(None)
+        return cls(Path(name).resolve().with_name(Path(name).name + ".cadence.lock"))
+
+    def acquire(self) -> None:
+        if self.path is None:
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise EngineAlreadyRunning(
+                f"Another run_cadence engine ({holder}) already runs on the SQLite database "
+                f"{self.path.with_suffix('')}. SQLite supports one engine per database file; "
+                "stop the other one, or use PostgreSQL or MariaDB to run several."
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+__all__ = ["EngineAlreadyRunning", "SingleEngineLock"]
