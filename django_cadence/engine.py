@@ -113,7 +113,11 @@ class Engine:
         flight.thread.start()
 
     def _run_in_thread(self, claim: runner.Claim) -> None:
-        self._finish(claim, run_try(claim, self.clock.now))
+        try:
+            result = run_try(claim, self.clock.now)
+        finally:
+            connections.close_all()  # this thread's own connections, if the job opened any
+        self._finish(claim, result)
 
     def _finish(self, claim: runner.Claim, result: TryResult) -> None:
         with self._done_lock:

@@ -12,7 +12,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connections, transaction
+from django.db import transaction
 
 from . import executors
 from .exceptions import Permanent
@@ -47,8 +47,6 @@ def run_try(claim, now_for_commit) -> TryResult:
         return TryResult("permanent", error=_describe(exc))
     except Exception as exc:  # noqa: BLE001 - any job failure is recorded, never raised
         return TryResult("error", error=_describe(exc))
-    finally:
-        connections.close_all()  # this thread's connections, if the job opened any
 
 
 def _run_atomic(claim, func, now_for_commit) -> TryResult:

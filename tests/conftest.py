@@ -26,3 +26,32 @@ def make_schedule(db):
         return Schedule.objects.create(**defaults)
 
     return factory
+
+
+@pytest.fixture
+def clock():
+    """A fake clock at a fixed, DST-free instant; tests move it explicitly."""
+    from datetime import UTC, datetime
+
+    from django_cadence.testing import FakeClock
+
+    return FakeClock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def engine(db, clock):
+    """An engine on the fake clock that runs tries inline, so a tick is deterministic."""
+    from django_cadence.engine import Engine
+
+    return Engine(clock=clock, worker_id="worker-1", inline=True, concurrency=8)
+
+
+@pytest.fixture
+def schedule_at(make_schedule, clock):
+    """Create a schedule as if created at the fake clock's now."""
+
+    def factory(**fields):
+        fields.setdefault("created_at", clock.now())
+        return make_schedule(**fields)
+
+    return factory

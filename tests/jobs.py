@@ -9,9 +9,12 @@ import asyncio
 import os
 import signal
 import time
+import uuid
+from pathlib import Path
 from typing import Any
 
 from django_cadence.exceptions import Permanent
+from django_cadence.executors import job
 
 CALLS: list[str] = []
 """Labels recorded by :func:`record_call`, in call order; tests clear it."""
@@ -78,3 +81,43 @@ def record_call(label: str, context: Any = None) -> str:
 def kill_worker() -> None:
     """Kill the process running the job, as a crash would (for recovery tests)."""
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+@job(delivery="at_most_once")
+def at_most_once_noop(**kwargs):
+    """A no-op whose lost tries must never be re-run automatically."""
+    return None
+
+
+@job(delivery="atomic")
+def atomic_noop(**kwargs):
+    """An atomic job with no effect: its success is written in its own transaction."""
+    return "atomic"
+
+
+def count_run(context: Any, seconds: float = 0) -> str:
+    """Insert one ``Effect`` per execution (``<idempotency key>|<random>``), then sleep.
+
+    A try run twice (two workers claiming one attempt) shows as two rows with the same prefix.
+    """
+    from tests.models import Effect
+
+    Effect.objects.create(key=f"{context.idempotency_key}|{uuid.uuid4().hex}")
+    sleep_for(seconds)
+    return "counted"
+
+
+@job(delivery="atomic")
+def atomic_effect(context: Any, seconds: float = 0, marker: str = "") -> str:
+    """Atomic: insert an ``Effect`` keyed by the idempotency key, touch ``marker``, sleep.
+
+    The effect and the fenced success write commit together, so a worker killed during the
+    sleep leaves no ``Effect`` row; the marker file tells a test the insert has happened.
+    """
+    from tests.models import Effect
+
+    Effect.objects.create(key=context.idempotency_key)
+    if marker:
+        Path(marker).write_text(f"try {context.try_number}\n")
+    sleep_for(seconds)
+    return "effect written"

@@ -1,0 +1,220 @@
+"""Engine ticks on the fake clock: what fires, when it sleeps, timeouts, public operations."""
+
+import time
+from datetime import timedelta
+
+import pytest
+
+import django_cadence
+from django_cadence.engine import Engine
+from django_cadence.models import Attempt
+
+pytestmark = pytest.mark.django_db
+MINUTE = timedelta(minutes=1)
+
+
+def test_engine_tick_runs_due_occurrence_and_records_outcome(engine, schedule_at, clock):
+    schedule = schedule_at(executor="tests.jobs.add", payload={"a": 2, "b": 3}, interval=MINUTE)
+    engine.tick()
+    assert not Attempt.objects.exists()
+    clock.advance(MINUTE)
+    engine.tick()
+    attempt = Attempt.objects.get(schedule=schedule)
+    assert (attempt.status, attempt.outcome, attempt.tries) == ("succeeded", 5, 1)
+    assert attempt.finished_at == clock.now()
+
+
+def test_engine_sleeps_until_the_next_due_occurrence(engine, schedule_at, clock):
+    schedule_at(interval=timedelta(seconds=7))
+    assert engine.tick() == pytest.approx(7)
+    clock.advance(seconds=3)
+    assert engine.tick() == pytest.approx(4)
+
+
+def test_engine_sleep_is_bounded_by_max_tick(clock, schedule_at):
+    schedule_at(interval=timedelta(hours=1))
+    engine = Engine(clock=clock, inline=True, max_tick=2.5)
+    assert engine.tick() == pytest.approx(2.5)
+
+
+def test_engine_sleeps_until_a_ready_retry(engine, schedule_at, clock):
+    schedule_at(
+        executor="tests.jobs.raise_error",
+        interval=timedelta(hours=1),
+        retry_base=timedelta(seconds=4),
+        retry_cap=timedelta(seconds=4),
+    )
+    clock.advance(hours=1)
+    delay = engine.tick()
+    attempt = Attempt.objects.get()
+    assert attempt.status == "pending"
+    assert delay == pytest.approx((attempt.retry_at - clock.now()).total_seconds())
+    assert 3.2 <= delay <= 4
+
+
+def test_engine_passes_context_with_stable_idempotency_key(engine, schedule_at, clock):
+    schedule = schedule_at(
+        executor="tests.jobs.fail_n_times", payload={"n": 1, "key": "k"}, interval=MINUTE
+    )
+    clock.advance(MINUTE)
+    engine.tick()
+    attempt = Attempt.objects.get(schedule=schedule)
+    clock.set(attempt.retry_at)
+    engine.tick()
+    attempt.refresh_from_db()
+    assert attempt.status == "succeeded"
+    assert attempt.tries == 2
+
+
+def test_engine_runs_async_jobs(engine, schedule_at, clock):
+    schedule_at(executor="tests.jobs.async_add", payload={"a": 1, "b": 1}, interval=MINUTE)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert Attempt.objects.get().outcome == 2
+
+
+def test_engine_timeout_counts_as_failed_try_and_sets_cancel(schedule_at, clock):
+    engine = Engine(clock=clock, worker_id="w1", concurrency=2)
+    schedule_at(
+        executor="tests.jobs.sleep_for",
+        payload={"seconds": 30},
+        interval=timedelta(hours=1),
+        max_runtime=timedelta(seconds=5),
+        max_attempts=2,
+    )
+    clock.advance(hours=1)
+    engine.tick()
+    attempt = Attempt.objects.get()
+    assert attempt.status == "running"
+    (flight,) = engine._in_flight.values()
+    clock.advance(seconds=6)
+    engine.tick()
+    attempt.refresh_from_db()
+    assert attempt.status == "pending"
+    assert "timed out after 5 s" in attempt.error
+    assert flight.claim.cancel_event.is_set()
+    flight.thread.join(5)
+    assert not flight.thread.is_alive()  # the job saw the cancel event and returned
+    engine.tick()  # its late result is discarded
+    attempt.refresh_from_db()
+    assert attempt.status == "pending"
+    assert attempt.tries == 1
+
+
+def test_engine_debug_query_log_does_not_grow(engine, schedule_at, clock, settings):
+    from django.db import connection
+
+    settings.DEBUG = True
+    schedule_at(interval=MINUTE)
+    for _ in range(5):
+        clock.advance(MINUTE)
+        engine.tick()
+    assert len(connection.queries) < 40
+
+
+def test_engine_tick_query_budget(engine, schedule_at, clock, django_assert_max_num_queries):
+    for _ in range(20):
+        schedule_at(interval=MINUTE, overlap="allow")
+    engine.tick()
+    clock.advance(MINUTE)
+    # A fixed part (plan, claim, recovery, sleep computation, savepoints: under 30) plus one
+    # fenced completion statement per attempt.
+    with django_assert_max_num_queries(30 + 20):
+        engine.tick()
+    assert Attempt.objects.filter(status="succeeded").count() == 20
+
+
+def test_trigger_runs_now_and_is_never_collapsed(engine, schedule_at, clock):
+    schedule = schedule_at(interval=timedelta(hours=1), overlap="allow")
+    first = django_cadence.trigger(schedule, now=clock.now())
+    second = django_cadence.trigger(schedule, now=clock.now())
+    assert first.pk != second.pk
+    assert {first.trigger, second.trigger} == {"manual"}
+    engine.tick()
+    assert list(Attempt.objects.values_list("status", flat=True)) == ["succeeded"] * 2
+
+
+def test_trigger_goes_through_the_overlap_policy_unless_forced(schedule_at, clock):
+    schedule = schedule_at(interval=timedelta(hours=1), overlap="skip_if_running")
+    running = django_cadence.trigger(schedule, now=clock.now())
+    Attempt.objects.filter(pk=running.pk).update(
+        status="running", claim_token="t", lease_until=clock.now() + MINUTE
+    )
+    assert django_cadence.trigger(schedule, now=clock.now()).status == "skipped"
+    assert django_cadence.trigger(schedule, now=clock.now(), force=True).status == "pending"
+
+
+def test_pause_and_resume_catch_nothing_up(schedule_at, clock, engine):
+    schedule = schedule_at(interval=MINUTE)
+    django_cadence.pause(schedule)
+    clock.advance(minutes=30)
+    engine.tick()
+    assert not Attempt.objects.exists()
+    resumed = django_cadence.resume(schedule.name)
+    assert resumed.enabled
+    assert resumed.next_run_at > resumed.enabled_at - MINUTE
+
+
+def test_retry_sends_a_dead_letter_back_with_fresh_tries(engine, schedule_at, clock):
+    schedule_at(executor="tests.jobs.raise_permanent", interval=MINUTE)
+    clock.advance(MINUTE)
+    engine.tick()
+    dead = Attempt.objects.get()
+    assert dead.status == "dead_letter"
+    retried = django_cadence.retry(dead, now=clock.now())
+    assert (retried.status, retried.tries) == ("pending", 0)
+    with pytest.raises(ValueError, match="only dead letters"):
+        django_cadence.retry(retried)
+
+
+def test_cancel_pending_and_running(schedule_at, clock):
+    schedule = schedule_at(interval=timedelta(hours=1), overlap="allow")
+    pending = django_cadence.trigger(schedule, now=clock.now())
+    assert django_cadence.cancel(pending, now=clock.now()).status == "cancelled"
+    running = django_cadence.trigger(schedule, now=clock.now())
+    Attempt.objects.filter(pk=running.pk).update(
+        status="running", claim_token="t", lease_until=clock.now() + MINUTE
+    )
+    assert django_cadence.cancel(running).cancel_requested is True
+
+
+def test_engine_replace_cancels_the_running_try(schedule_at, clock, settings):
+    settings.CADENCE_LEASE = 3
+    engine = Engine(clock=clock, worker_id="w1", concurrency=2)
+    schedule = schedule_at(
+        executor="tests.jobs.sleep_for",
+        payload={"seconds": 30},
+        interval=MINUTE,
+        overlap="replace",
+    )
+    clock.advance(MINUTE)
+    engine.tick()
+    clock.advance(MINUTE)
+    engine.tick()  # plans the next occurrence and asks the running one to stop
+    clock.advance(seconds=1)
+    engine.tick()  # heartbeat sees the request and sets the cancel event
+    deadline = time.monotonic() + 5
+    while engine.in_flight and time.monotonic() < deadline:
+        engine._wake.wait(0.1)
+        engine.tick()
+    statuses = list(
+        Attempt.objects.filter(schedule=schedule)
+        .order_by("occurrence_at")
+        .values_list("status", flat=True)
+    )
+    assert statuses[0] == "cancelled"
+    assert statuses[1] in ("running", "succeeded", "pending")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_engine_atomic_job_commits_effect_with_success(schedule_at, clock):
+    engine = Engine(clock=clock, worker_id="w1", concurrency=2)
+    schedule = schedule_at(executor="tests.jobs.atomic_noop", interval=MINUTE)
+    clock.advance(MINUTE)
+    engine.tick()
+    for flight in list(engine._in_flight.values()):
+        flight.thread.join(5)
+    engine.tick()
+    attempt = Attempt.objects.get(schedule=schedule)
+    assert (attempt.status, attempt.outcome) == ("succeeded", "atomic")
+    assert not engine._in_flight

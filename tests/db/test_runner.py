@@ -1,0 +1,206 @@
+"""Claims, fenced writes, retries, dead letters and recovery, on the fake clock."""
+
+from datetime import timedelta
+
+import pytest
+
+from django_cadence import planner, recovery, runner
+from django_cadence.models import Attempt
+
+pytestmark = pytest.mark.django_db
+MINUTE = timedelta(minutes=1)
+
+
+def due_attempt(schedule_at, clock, **fields):
+    schedule = schedule_at(interval=MINUTE, **fields)
+    planner.plan_due(clock.advance(MINUTE))
+    return schedule, Attempt.objects.get(schedule=schedule)
+
+
+def test_runner_claim_writes_token_lease_and_try(schedule_at, clock, settings):
+    settings.CADENCE_LEASE = 30
+    _, attempt = due_attempt(schedule_at, clock)
+    (claim,) = runner.claim(clock.now(), worker="w1", slots=4)
+    attempt.refresh_from_db()
+    assert attempt.status == "running"
+    assert attempt.claim_token == claim.token
+    assert len(claim.token) == 32
+    assert attempt.lease_until == clock.now() + timedelta(seconds=30)
+    assert attempt.worker == "w1"
+    assert attempt.tries == claim.tries == 1
+
+
+def test_runner_claim_is_exclusive(schedule_at, clock):
+    due_attempt(schedule_at, clock)
+    assert len(runner.claim(clock.now(), worker="w1", slots=4)) == 1
+    assert runner.claim(clock.now(), worker="w2", slots=4) == []
+
+
+def test_runner_claim_respects_slots(schedule_at, clock):
+    for _ in range(5):
+        schedule_at(interval=MINUTE, overlap="allow")
+    planner.plan_due(clock.advance(MINUTE))
+    assert len(runner.claim(clock.now(), worker="w1", slots=3)) == 3
+    assert len(runner.claim(clock.now(), worker="w1", slots=3)) == 2
+
+
+def test_runner_fencing_a_worker_that_lost_its_lease_changes_nothing(
+    schedule_at, clock, settings, caplog
+):
+    """Worker 1 stalls past its lease; worker 2 recovers and re-runs; 1's writes are fenced."""
+    settings.CADENCE_LEASE = 10
+    settings.CADENCE_RECOVERY_GRACE = 0
+    _, attempt = due_attempt(schedule_at, clock)
+    (stale,) = runner.claim(clock.now(), worker="w1", slots=1)
+    clock.advance(seconds=11)
+    assert recovery.recover_expired(clock.now()) == 1
+    (fresh,) = runner.claim(clock.now(), worker="w2", slots=1)
+    assert fresh.token != stale.token
+
+    assert runner.record_success(stale, {"from": "w1"}, clock.now()) is False
+    assert runner.record_failure(stale, "late failure", clock.now()) is None
+    assert runner.record_cancelled(stale, clock.now(), "late") is False
+    assert runner.renew([stale], clock.now() + timedelta(hours=1), worker="w1") == set()
+    assert runner.release([stale], clock.now()) == 0
+    attempt.refresh_from_db()
+    assert (attempt.status, attempt.worker, attempt.claim_token) == ("running", "w2", fresh.token)
+    assert attempt.lease_until == clock.now() + timedelta(seconds=10)
+    assert "attempt lost" in caplog.text
+
+    assert runner.record_success(fresh, {"from": "w2"}, clock.now()) is True
+    attempt.refresh_from_db()
+    assert (attempt.status, attempt.outcome) == ("succeeded", {"from": "w2"})
+
+
+def test_runner_failure_retries_with_backoff_then_dead_letters(schedule_at, clock):
+    _, attempt = due_attempt(
+        schedule_at,
+        clock,
+        executor="tests.jobs.raise_error",
+        max_attempts=3,
+        retry_base=timedelta(seconds=10),
+        retry_cap=timedelta(seconds=15),
+    )
+    expected_delays = [timedelta(seconds=10), timedelta(seconds=15)]
+    for try_number in (1, 2):
+        (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
+        assert runner.record_failure(claim, "boom", clock.now()) == "pending"
+        attempt.refresh_from_db()
+        delay = attempt.retry_at - clock.now()
+        nominal = expected_delays[try_number - 1]
+        assert nominal * 0.8 <= delay <= nominal
+        assert runner.claim(clock.now(), worker="w1", slots=1) == []  # not before retry_at
+        clock.set(attempt.retry_at)
+    (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
+    assert runner.record_failure(claim, "boom", clock.now()) == "dead_letter"
+    attempt.refresh_from_db()
+    assert attempt.status == "dead_letter"
+    assert attempt.tries == 3
+    assert "no tries left (3 of 3)" in attempt.error
+    assert [entry["try"] for entry in attempt.history] == [1, 2, 3]
+
+
+def test_runner_permanent_dead_letters_at_once(schedule_at, clock):
+    _, attempt = due_attempt(schedule_at, clock, max_attempts=5)
+    (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
+    assert runner.record_failure(claim, "nope", clock.now(), permanent=True) == "dead_letter"
+    attempt.refresh_from_db()
+    assert attempt.tries == 1
+    assert "permanent" in attempt.error
+
+
+def test_runner_serial_schedule_runs_one_at_a_time_in_order(schedule_at, clock):
+    schedule = schedule_at(interval=MINUTE, overlap="queue")
+    for _ in range(3):
+        planner.plan_due(clock.advance(MINUTE))
+    (first,) = runner.claim(clock.now(), worker="w1", slots=8)
+    assert runner.claim(clock.now(), worker="w2", slots=8) == []
+    runner.record_success(first, None, clock.now())
+    (second,) = runner.claim(clock.now(), worker="w2", slots=8)
+    assert second.occurrence_at > first.occurrence_at
+    order = list(
+        Attempt.objects.filter(schedule=schedule)
+        .order_by("occurrence_at")
+        .values_list("status", flat=True)
+    )
+    assert order == ["succeeded", "running", "pending"]
+
+
+def test_runner_queue_pending_retry_holds_back_later_occurrences(schedule_at, clock):
+    schedule_at(interval=MINUTE, overlap="queue", retry_base=timedelta(minutes=10))
+    planner.plan_due(clock.advance(MINUTE))
+    (first,) = runner.claim(clock.now(), worker="w1", slots=8)
+    runner.record_failure(first, "boom", clock.now())
+    planner.plan_due(clock.advance(MINUTE))  # a later occurrence is ready now
+    assert runner.claim(clock.now(), worker="w1", slots=8) == []
+
+
+def test_runner_allow_runs_concurrently(schedule_at, clock):
+    schedule_at(interval=MINUTE, overlap="allow", misfire="fire_all")
+    planner.plan_due(clock.advance(minutes=3))
+    assert len(runner.claim(clock.now(), worker="w1", slots=8)) == 3
+
+
+def test_runner_auto_pause_after_consecutive_dead_letters(schedule_at, clock):
+    schedule = schedule_at(interval=MINUTE, max_attempts=1, pause_after_failures=2)
+    for _ in range(2):
+        planner.plan_due(clock.advance(MINUTE))
+        (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
+        runner.record_failure(claim, "boom", clock.now())
+    schedule.refresh_from_db()
+    assert schedule.enabled is False
+    assert "auto-paused" in schedule.pause_reason
+    planner.plan_due(clock.advance(minutes=5))
+    assert Attempt.objects.filter(schedule=schedule).count() == 2
+
+
+def test_runner_heartbeat_renews_every_lease_in_one_statement(
+    schedule_at, clock, settings, django_assert_num_queries
+):
+    settings.CADENCE_LEASE = 30
+    for _ in range(3):
+        schedule_at(interval=MINUTE, overlap="allow")
+    planner.plan_due(clock.advance(MINUTE))
+    claims = runner.claim(clock.now(), worker="w1", slots=8)
+    later = clock.advance(seconds=20)
+    with django_assert_num_queries(2):  # renew + read cancel requests
+        assert runner.renew(claims, later, worker="w1") == set()
+    assert set(Attempt.objects.values_list("lease_until", flat=True)) == {
+        later + timedelta(seconds=30)
+    }
+
+
+def test_runner_completion_is_one_statement(schedule_at, clock, django_assert_num_queries):
+    due_attempt(schedule_at, clock)
+    (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
+    with django_assert_num_queries(1):
+        assert runner.record_success(claim, {"ok": True}, clock.now())
+
+
+@pytest.mark.parametrize(
+    ("delivery_job", "recoveries_before", "max_attempts", "expected"),
+    [
+        ("tests.jobs.noop", 0, 3, "pending"),
+        ("tests.jobs.at_most_once_noop", 0, 3, "dead_letter"),
+        ("tests.jobs.noop", 2, 5, "dead_letter"),  # third loss: lost its worker repeatedly
+        ("tests.jobs.noop", 0, 1, "dead_letter"),  # last try lost
+    ],
+    ids=["at-least-once-retried", "at-most-once-uncertain", "crash-loop", "no-tries-left"],
+)
+def test_recovery_of_an_expired_lease(
+    schedule_at, clock, settings, delivery_job, recoveries_before, max_attempts, expected
+):
+    settings.CADENCE_LEASE = 10
+    settings.CADENCE_RECOVERY_GRACE = 5
+    settings.CADENCE_MAX_RECOVERIES = 3
+    _, attempt = due_attempt(schedule_at, clock, executor=delivery_job, max_attempts=max_attempts)
+    Attempt.objects.filter(pk=attempt.pk).update(recoveries=recoveries_before)
+    runner.claim(clock.now(), worker="w1", slots=1)
+    assert recovery.recover_expired(clock.advance(seconds=15)) == 0  # within the grace
+    assert recovery.recover_expired(clock.advance(seconds=1)) == 1
+    attempt.refresh_from_db()
+    assert attempt.status == expected
+    assert attempt.claim_token is None
+    assert attempt.lease_until is None
+    assert attempt.recoveries == recoveries_before + 1
+    assert attempt.history[-1]["result"] == "lost"
