@@ -28,6 +28,7 @@ from .conf import cadence_settings
 from .execution import TryResult, run_try
 from .models import Attempt, Schedule
 from .single_engine import SingleEngineLock
+from .wakeup import Listener
 
 logger = logging.getLogger(__name__)
 
@@ -219,6 +220,7 @@ class Engine:
             self.concurrency,
             self.max_tick,
         )
+        listener = None if once else Listener.start_for(self._wake.set, self.using)
         try:
             self._loop(stop, once=once)
             self._drain(
@@ -227,6 +229,8 @@ class Engine:
                 else shutdown_grace
             )
         finally:
+            if listener:
+                listener.stop()
             lock.release()
             logger.info("engine stopped worker=%s", self.worker_id)
 

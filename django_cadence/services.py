@@ -16,6 +16,7 @@ from django.utils import timezone
 from . import policies
 from .exceptions import CadenceError
 from .models import Attempt, Schedule, Status, Trigger
+from .wakeup import notify_change
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ def trigger(
             )
             if admission.cancel_running:
                 Attempt.objects.running().filter(schedule=target).update(cancel_requested=True)
+            notify_change()
     logger.info(
         "attempt triggered id=%s schedule=%s status=%s force=%s",
         attempt.pk,
@@ -124,6 +126,7 @@ def retry(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
     )
     if not updated:
         raise InvalidTransition(f"Attempt {pk} is not a dead letter; only dead letters retry.")
+    notify_change()
     logger.info("attempt retried id=%s", pk)
     return Attempt.objects.get(pk=pk)
 

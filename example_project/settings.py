@@ -97,3 +97,4 @@ LOGGING = {
         "example_project": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
+CADENCE_SHUTDOWN_GRACE = 10  # a quick Ctrl+C for the demo; production keeps the default
