@@ -237,17 +237,20 @@ class Engine:
     def _loop(self, stop: threading.Event, *, once: bool) -> None:
         backoff = 0.5
         while not stop.is_set():
+            # Cleared before the tick: a try that finishes during it wakes the next wait.
+            self._wake.clear()
             try:
                 close_old_connections()
                 delay = self.tick()
                 backoff = 0.5
+                if once:
+                    self.claiming = False  # one pass: what it claimed runs to the end
             except DatabaseError as exc:
                 logger.error("database unavailable: %s; retrying in %.1f s", exc, backoff)
                 self._close_connection()
                 delay, backoff = backoff, min(backoff * 2, 10.0)
             if once and not self._in_flight and not self._done:
                 return
-            self._wake.clear()
             if once:
                 delay = min(delay, 0.05)
             if delay > 0:
@@ -270,13 +273,13 @@ class Engine:
         self.claiming = False
         deadline = time.monotonic() + grace
         while (self._in_flight or self._done) and time.monotonic() < deadline:
+            self._wake.clear()
             try:
                 self.tick()
             except DatabaseError as exc:
                 logger.error("database unavailable while draining: %s", exc)
                 self._close_connection()
             self._wake.wait(0.1)
-            self._wake.clear()
         if self._in_flight:
             claims = [f.claim for f in self._in_flight.values()]
             for claim in claims:
