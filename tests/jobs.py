@@ -121,3 +121,10 @@ def atomic_effect(context: Any, seconds: float = 0, marker: str = "") -> str:
         Path(marker).write_text(f"try {context.try_number}\n")
     sleep_for(seconds)
     return "effect written"
+
+
+@job(isolation="process")
+def process_sleep(seconds: float = 30) -> int:
+    """Sleeps in a child process, ignoring cancel events: only killing it stops it early."""
+    time.sleep(seconds)
+    return os.getpid()
