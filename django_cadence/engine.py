@@ -240,7 +240,7 @@ class Engine:
             # Cleared before the tick: a try that finishes during it wakes the next wait.
             self._wake.clear()
             try:
-                close_old_connections()
+                self._refresh_connection()
                 delay = self.tick()
                 backoff = 0.5
                 if once:
@@ -263,6 +263,21 @@ class Engine:
             if remaining <= 0:
                 return
             self._wake.wait(min(remaining, 0.25))
+
+    def _refresh_connection(self) -> None:
+        """Drop a connection that broke or outlived ``CONN_MAX_AGE``; keep a healthy one.
+
+        Django's ``close_old_connections()`` would close the engine's connection on every
+        tick under the default ``CONN_MAX_AGE = 0`` (it is meant for requests); a long-lived
+        engine keeps its connection unless it errored or a positive max age has passed.
+        """
+        connection = connections[self.using]
+        if connection.connection is None:
+            return
+        if connection.settings_dict.get("CONN_MAX_AGE"):
+            close_old_connections()
+        elif connection.errors_occurred and not connection.is_usable():
+            connection.close()
 
     def _close_connection(self) -> None:
         with contextlib.suppress(DatabaseError):
