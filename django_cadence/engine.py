@@ -17,13 +17,13 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
 from django.db.models import Min
 
 from . import planner, recovery, runner
-from .clock import Clock, default_clock
+from .clock import Clock, DatabaseClock, default_clock
 from .conf import cadence_settings
 from .execution import TryResult, run_try
 from .models import Attempt, Schedule
@@ -83,7 +83,9 @@ class Engine:
         if self.claiming:
             while planner.plan_due(now).more:
                 pass
-            self._claim_and_start(now)
+            # A fresh reading: a try's started_at, lease and deadline count from its claim,
+            # not from before the writes above (tries recorded, occurrences planned).
+            self._claim_and_start(self.clock.now())
             if self.inline:
                 self._record_finished()
         return self._sleep_seconds(self.clock.now())
@@ -220,6 +222,7 @@ class Engine:
             self.concurrency,
             self.max_tick,
         )
+        self._log_clock_skew()
         listener = None if once else Listener.start_for(self._wake.set, self.using)
         try:
             self._loop(stop, once=once)
@@ -233,6 +236,22 @@ class Engine:
                 listener.stop()
             lock.release()
             logger.info("engine stopped worker=%s", self.worker_id)
+
+    def _log_clock_skew(self) -> None:
+        """Say how far this host's clock is from the engine clock (the database server's).
+
+        Decisions use the engine clock only, so skew does no harm; it is logged because a
+        large one usually means a host without time synchronisation.
+        """
+        if not isinstance(self.clock, DatabaseClock):
+            return
+        with contextlib.suppress(DatabaseError):
+            before = datetime.now(UTC)
+            engine_now = self.clock.now()
+            after = datetime.now(UTC)
+            skew = (before + (after - before) / 2 - engine_now).total_seconds()
+            log = logger.warning if abs(skew) >= 1 else logger.info
+            log("clock skew local_minus_database=%.3fs worker=%s", skew, self.worker_id)
 
     def _loop(self, stop: threading.Event, *, once: bool) -> None:
         backoff = 0.5

@@ -1,11 +1,13 @@
 """Engine ticks on the fake clock: what fires, when it sleeps, timeouts, public operations."""
 
+import logging
 import time
 from datetime import timedelta
 
 import pytest
 
 import django_cadence
+from django_cadence.clock import DatabaseClock
 from django_cadence.engine import Engine
 from django_cadence.models import Attempt
 
@@ -218,3 +220,20 @@ def test_engine_atomic_job_commits_effect_with_success(schedule_at, clock):
     attempt = Attempt.objects.get(schedule=schedule)
     assert (attempt.status, attempt.outcome) == ("succeeded", "atomic")
     assert not engine._in_flight
+
+
+class SkewedDatabaseClock(DatabaseClock):
+    """The database clock as a host 5 minutes ahead of the server would see it."""
+
+    def now(self):
+        return super().now() - timedelta(minutes=5)
+
+
+def test_engine_logs_clock_skew_against_the_database(caplog):
+    caplog.set_level(logging.INFO, logger="django_cadence")
+    Engine(clock=DatabaseClock(), worker_id="w1")._log_clock_skew()
+    Engine(clock=SkewedDatabaseClock(), worker_id="w2")._log_clock_skew()
+    lines = [r for r in caplog.records if "clock skew" in r.getMessage()]
+    assert [r.levelname for r in lines] == ["INFO", "WARNING"]
+    skewed = float(lines[1].getMessage().split("=")[1].split("s")[0])
+    assert 299 < skewed < 301
