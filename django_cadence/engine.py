@@ -63,6 +63,8 @@ class Engine:
         self.inline = inline
         self.using = using
         self.claiming = True
+        self.due_by: datetime | None = None  # --once: only what was due when it started
+        self.claimed_last_tick = 0
         self._in_flight: dict[int, _InFlight] = {}
         self._done: list[tuple[runner.Claim, TryResult]] = []
         self._done_lock = threading.Lock()
@@ -80,20 +82,23 @@ class Engine:
         self._enforce_timeouts(now)
         self._heartbeat(now)
         self._recover(now)
+        self.claimed_last_tick = 0
         if self.claiming:
-            while planner.plan_due(now).more:
+            due_by = min(now, self.due_by) if self.due_by else now
+            while planner.plan_due(due_by).more:
                 pass
             # A fresh reading: a try's started_at, lease and deadline count from its claim,
             # not from before the writes above (tries recorded, occurrences planned).
-            self._claim_and_start(self.clock.now())
+            self._claim_and_start(self.clock.now(), due_by)
             if self.inline:
                 self._record_finished()
         return self._sleep_seconds(self.clock.now())
 
-    def _claim_and_start(self, now: datetime) -> None:
+    def _claim_and_start(self, now: datetime, due_by: datetime) -> None:
         while True:
             slots = self.concurrency - len(self._in_flight)
-            claims = runner.claim(now, worker=self.worker_id, slots=slots)
+            claims = runner.claim(now, worker=self.worker_id, slots=slots, due_by=due_by)
+            self.claimed_last_tick += len(claims)
             for claim in claims:
                 self._start(claim)
             if self.inline:
@@ -260,16 +265,16 @@ class Engine:
             self._wake.clear()
             try:
                 self._refresh_connection()
+                if once and self.due_by is None:
+                    self.due_by = self.clock.now()
                 delay = self.tick()
                 backoff = 0.5
-                if once:
-                    self.claiming = False  # one pass: what it claimed runs to the end
             except DatabaseError as exc:
                 logger.error("database unavailable: %s; retrying in %.1f s", exc, backoff)
                 self._close_connection()
                 delay, backoff = backoff, min(backoff * 2, 10.0)
-            if once and not self._in_flight and not self._done:
-                return
+            if once and not (self._in_flight or self._done or self.claimed_last_tick):
+                return  # everything due at the start has run (retries come later)
             if once:
                 delay = min(delay, 0.05)
             if delay > 0:

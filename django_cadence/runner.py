@@ -99,13 +99,16 @@ def resolved_options(schedule: Schedule) -> dict[str, Any]:
     }
 
 
-def claim(now: datetime, *, worker: str, slots: int) -> list[Claim]:
-    """Claim up to ``slots`` ready attempts for ``worker``, with fresh tokens and leases."""
+def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = None) -> list[Claim]:
+    """Claim up to ``slots`` attempts ready by ``due_by`` (default ``now``) for ``worker``.
+
+    Each gets a fresh claim token and a lease from ``now``.
+    """
     if slots <= 0:
         return []
     with transaction.atomic():
         candidates = list(
-            Attempt.objects.ready(now)
+            Attempt.objects.ready(due_by or now)
             .order_by("retry_at", "id")
             .select_for_update(skip_locked=True)
             .only(

@@ -1,5 +1,6 @@
 """Settings for the test suite; CADENCE_TEST_DB picks the database (sqlite | postgresql | mysql)."""
 
+import json
 import os
 
 SECRET_KEY = "django-cadence-tests"
@@ -13,6 +14,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "dalf",
     "django_cadence",
     "tests",
 ]
@@ -80,3 +82,10 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CADENCE_EXECUTORS = ["tests.jobs.*"]
+
+# tests/process passes shrunken CADENCE_* settings (numbers of seconds) to its run_cadence
+# children as JSON; unset everywhere else, so nothing changes for the rest of the suite.
+for _name, _value in json.loads(os.environ.get("CADENCE_TEST_OVERRIDES") or "{}").items():
+    if not _name.startswith("CADENCE_"):
+        raise RuntimeError(f"CADENCE_TEST_OVERRIDES may set only CADENCE_* settings, not {_name}")
+    globals()[_name] = _value
