@@ -1,0 +1,10 @@
+"""The admin: schedules, attempts, dead letters and retries (see DESIGN.md, "The admin").
+
+Importing the package registers every ModelAdmin with the default admin site.
+"""
+
+from .attempts import AttemptAdmin
+from .failures import DeadLetterAdmin, RetryAdmin
+from .schedules import ScheduleAdmin
+
+__all__ = ["AttemptAdmin", "DeadLetterAdmin", "RetryAdmin", "ScheduleAdmin"]

@@ -1,0 +1,144 @@
+"""How the admin shows job-provided values: redacted, escaped, and never trusted as HTML.
+
+Payloads, outcomes, errors and try histories come from jobs (and so, indirectly, from whoever
+feeds those jobs). Everything here builds HTML with ``format_html`` / ``format_html_join``,
+which escape every argument; nothing job-provided is ever passed to ``mark_safe``. Secrets
+are hidden first: structured values through ``payloads.redact``, free text through
+``payloads.redact_text``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from ..describe import format_in_zone, zone
+from ..models import Status
+from ..payloads import redact, redact_text
+
+EXCERPT_CHARS = 120
+STATUS_LABELS = dict(Status.choices)
+
+
+def status_badge(status: str | None) -> SafeString | str:
+    """A coloured label for an attempt status (the CSS colours ``cadence-status-<status>``)."""
+    if not status:
+        return "-"
+    label = STATUS_LABELS.get(status, status)
+    return format_html('<span class="cadence-badge cadence-status-{}">{}</span>', status, label)
+
+
+def strip(cells: Sequence[tuple[datetime, str, str]], link: str = "") -> SafeString | str:
+    """Recent attempts as coloured cells, oldest first: ``(occurrence_at, status, trigger)``."""
+    if not cells:
+        return "-"
+    spans = format_html_join(
+        "",
+        '<span class="cadence-cell cadence-status-{}" title="{}"></span>',
+        ((status, _cell_title(at, status, trigger)) for at, status, trigger in cells),
+    )
+    if link:
+        return format_html('<a class="cadence-strip" href="{}">{}</a>', link, spans)
+    return format_html('<span class="cadence-strip">{}</span>', spans)
+
+
+def _cell_title(at: datetime, status: str, trigger: str) -> str:
+    manual = " (run now)" if trigger == "manual" else ""
+    return f"{instant(at)}: {STATUS_LABELS.get(status, status)}{manual}"
+
+
+def json_block(value: Any) -> SafeString | str:
+    """A JSON value, secrets redacted, pretty-printed and escaped in a ``<pre>``."""
+    if value is None:
+        return "-"
+    text = json.dumps(redact(value), indent=2, ensure_ascii=False, default=str)
+    return format_html('<pre class="cadence-pre">{}</pre>', text)
+
+
+def text_block(text: str | None) -> SafeString | str:
+    """Free job text (an error, a traceback), secrets scrubbed, escaped in a ``<pre>``."""
+    if not text:
+        return "-"
+    return format_html('<pre class="cadence-pre cadence-error">{}</pre>', redact_text(str(text)))
+
+
+def excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> SafeString | str:
+    """The first line of a job text, scrubbed and shortened; the whole text as its tooltip."""
+    if not text:
+        return ""
+    scrubbed = redact_text(str(text))
+    first = scrubbed.strip().splitlines()[0] if scrubbed.strip() else ""
+    if len(first) > limit:
+        first = first[: limit - 1] + "…"
+    return format_html('<span title="{}">{}</span>', scrubbed[:1000], first)
+
+
+def instant(value: datetime | None, tz_name: str | None = None) -> str:
+    """An instant in a schedule's zone (``2026-03-08 03:00 EDT``), or in UTC without a zone."""
+    if value is None:
+        return "-"
+    return format_in_zone(value, zone(tz_name or "UTC"), seconds=True)
+
+
+def duration(start: datetime | None, end: datetime | None) -> str:
+    if start is None or end is None:
+        return ""
+    return _format_duration(end - start)
+
+
+def _format_duration(delta: timedelta) -> str:
+    seconds = delta.total_seconds()
+    if seconds < 60:
+        return f"{seconds:.3g} s" if seconds < 10 else f"{seconds:.0f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s"
+
+
+def _parse(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.utcoffset() is not None else None
+
+
+def _history_row(entry: Any) -> tuple[Any, ...]:
+    """One try of ``Attempt.history`` as table cells; tolerant of any JSON shape."""
+    if not isinstance(entry, dict):
+        return ("?", "", "", "", "", "", text_block(json.dumps(redact(entry), default=str)))
+    started, finished = _parse(entry.get("started_at")), _parse(entry.get("finished_at"))
+    return (
+        entry.get("try", "?"),
+        entry.get("worker") or "",
+        instant(started) if started else str(entry.get("started_at") or ""),
+        instant(finished) if finished else str(entry.get("finished_at") or ""),
+        duration(started, finished),
+        entry.get("result") or "",
+        text_block(entry.get("error")) if entry.get("error") else "",
+    )
+
+
+def history_table(history: Iterable[Any] | None) -> SafeString | str:
+    """Every try of an attempt: number, worker, timing, result and its (scrubbed) error."""
+    entries = list(history or []) if isinstance(history, list) else []
+    if not entries:
+        return "No tries recorded yet."
+    rows = format_html_join(
+        "",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        (_history_row(entry) for entry in entries),
+    )
+    return format_html(
+        '<table class="cadence-history"><thead><tr><th>Try</th><th>Worker</th>'
+        "<th>Started</th><th>Finished</th><th>Took</th><th>Result</th><th>Error</th>"
+        "</tr></thead><tbody>{}</tbody></table>",
+        rows,
+    )

@@ -1,0 +1,116 @@
+"""The schedule form: the executor is picked from the allow-list, secrets stay hidden.
+
+The executor is a choice, never free text: the registered jobs, the exact entries of
+``CADENCE_EXECUTORS``, and the schedule's current executor while it is still allowed. The
+model's own validation (``clean_schedule``) runs on save and puts each problem on its field.
+Stored payloads are shown redacted; saving the form without retyping a secret keeps it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.html import format_html
+
+from ..conf import cadence_settings
+from ..executors import is_allowed, registered_jobs
+from ..models import Schedule
+from ..payloads import REDACTED, redact
+
+EDITABLE_FIELDS = (
+    "name",
+    "enabled",
+    "executor",
+    "payload",
+    "kind",
+    "cron",
+    "interval",
+    "run_at",
+    "timezone",
+    "start_at",
+    "end_at",
+    "max_occurrences",
+    "overlap",
+    "misfire",
+    "misfire_grace",
+    "jitter",
+    "pause_after_failures",
+    "max_attempts",
+    "retry_base",
+    "retry_cap",
+    "max_runtime",
+)
+
+
+def executor_choices(current: str = "") -> list[tuple[str, Any]]:
+    """The executors an operator may pick: registered jobs, exact CADENCE_EXECUTORS entries,
+    and the schedule's current executor if it is still allowed. Never a free-text path."""
+    registered = sorted(p for p in registered_jobs() if is_allowed(p))
+    listed = sorted(p for p in cadence_settings.EXECUTORS if is_allowed(p) and p not in registered)
+    choices: list[tuple[str, Any]] = [("", "---------")]
+    if registered:
+        choices.append(("Registered with @job", [(p, p) for p in registered]))
+    if listed:
+        choices.append(("Listed in CADENCE_EXECUTORS", [(p, p) for p in listed]))
+    if current and is_allowed(current) and current not in (*registered, *listed):
+        choices.append(("Allowed by a CADENCE_EXECUTORS pattern", [(current, current)]))
+    return choices
+
+
+def restore_secrets(new: Any, old: Any) -> Any:
+    """``new`` with every still-redacted secret replaced by its stored value from ``old``.
+
+    The form shows stored payloads redacted; an operator who saves without retyping a secret
+    must not overwrite it with the redaction mark.
+    """
+    return _restore(new, old, redact(old))
+
+
+def _restore(new: Any, old: Any, hidden: Any) -> Any:
+    """Walk ``new`` beside the stored value ``old`` and its redacted form ``hidden``."""
+    if isinstance(new, dict) and isinstance(old, dict) and isinstance(hidden, dict):
+        restored = {}
+        for key, value in new.items():
+            if key not in old:
+                restored[key] = value
+            elif value == REDACTED and hidden[key] == REDACTED:
+                restored[key] = old[key]
+            else:
+                restored[key] = _restore(value, old[key], hidden[key])
+        return restored
+    if isinstance(new, list) and isinstance(old, list | tuple) and isinstance(hidden, list | tuple):
+        restored_items = [_restore(n, o, h) for n, o, h in zip(new, old, hidden, strict=False)]
+        return restored_items + new[len(restored_items) :]
+    return new
+
+
+class ScheduleForm(forms.ModelForm):
+    executor = forms.ChoiceField(
+        choices=(),
+        help_text="A job registered with @job or listed in CADENCE_EXECUTORS; nothing else runs.",
+    )
+
+    class Meta:
+        model = Schedule
+        fields = EDITABLE_FIELDS
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        stored = self.instance.executor if self.instance.pk else ""
+        if "executor" in self.fields:
+            self.fields["executor"].choices = executor_choices(stored)
+            if stored and not is_allowed(stored):
+                # Admin templates render help_text unescaped: format_html escapes the path.
+                self.fields["executor"].help_text = format_html(
+                    "The stored executor <code>{}</code> is not allowed any more; choose another.",
+                    stored,
+                )
+        if self.instance.pk and "payload" in self.fields:
+            self.initial["payload"] = redact(self.instance.payload)
+
+    def clean_payload(self) -> Any:
+        payload = self.cleaned_data.get("payload")
+        if self.instance.pk:
+            return restore_secrets(payload, self.instance.payload)
+        return payload

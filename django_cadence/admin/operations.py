@@ -1,0 +1,83 @@
+"""What the admin actions need besides ``services.py``: permission names and two operations.
+
+Each action is gated by its own permission (declared on the proxies in ``models.py``). The two
+operations below are admin-only; ``services.py`` has no equivalent yet (see their docstrings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.contrib.admin.models import DELETION, LogEntry
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+
+from ..models import Attempt, Status
+from ..payloads import redact_text
+from ..wakeup import notify_change
+
+APP = "django_cadence"
+
+# The custom permissions, by the admin action they gate.
+RUN_SCHEDULE = "run_schedule"
+FORCE_RUN_SCHEDULE = "force_run_schedule"
+PAUSE_SCHEDULE = "pause_schedule"
+RESUME_SCHEDULE = "resume_schedule"
+RETRY_DEAD_LETTER = "retry_deadletter"
+DISCARD_DEAD_LETTER = "discard_deadletter"
+RUN_RETRY_NOW = "run_retry_now"
+CANCEL_ATTEMPT = "cancel_attempt"
+
+
+def has_perm(request: HttpRequest, codename: str) -> bool:
+    return request.user.has_perm(f"{APP}.{codename}")
+
+
+def run_retries_now(ids: Iterable[int], now: datetime | None = None) -> list[Attempt]:
+    """Bring pending retries forward to now; returns those that were still waiting.
+
+    The rows are locked while they are moved, so a retry that an engine claims meanwhile is
+    not pending any more and is left alone. (A candidate for ``services.py``; it lives here
+    until that module grows it.)
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        waiting = list(
+            Attempt.objects.select_for_update().filter(
+                pk__in=list(ids), status=Status.PENDING, tries__gte=1, retry_at__gt=now
+            )
+        )
+        Attempt.objects.filter(pk__in=[row.pk for row in waiting]).update(retry_at=now)
+        if waiting:
+            notify_change()
+    return waiting
+
+
+def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:
+    """Delete dead letters, each recorded first in the admin history with its error.
+
+    DESIGN.md's state machine has no way out of ``dead_letter`` but "retry"; an operator who
+    decides a dead letter should never run removes it, and the ``LogEntry`` (schedule,
+    occurrence, the scrubbed error) is what remains of it. Rows retried meanwhile are kept.
+    """
+    with transaction.atomic():
+        rows = list(
+            Attempt.objects.select_for_update()
+            .filter(pk__in=list(ids), status=Status.DEAD_LETTER)
+            .select_related("schedule")
+        )
+        for row in rows:
+            LogEntry.objects.log_actions(
+                user_id=request.user.pk,
+                queryset=[row],
+                action_flag=DELETION,
+                change_message=(
+                    f"Discarded the dead letter of {row.schedule.name} at "
+                    f"{row.occurrence_at.isoformat()}: {redact_text(row.error)[:500]}"
+                ),
+                single_object=True,
+            )
+        Attempt.objects.filter(pk__in=[row.pk for row in rows]).delete()
+    return len(rows)

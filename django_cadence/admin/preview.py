@@ -1,0 +1,122 @@
+"""The live preview behind the schedule form: the next occurrences of the spec being typed.
+
+``GET admin/django_cadence/schedule/preview/?kind=cron&cron=...&timezone=...`` answers
+``{"occurrences": [{"utc", "local", "label", "dst_change"}], "errors": {field: [messages]},
+"description": ...}``. The spec fields are parsed by the admin's own form fields and validated by
+the same ``clean_schedule`` as a save, so the preview's errors are the form's errors. Only the
+spec is validated: the executor is blanked on the in-memory candidate, so nothing is imported
+and nothing runs; nothing is saved either.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, JsonResponse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from ..describe import describe_schedule, format_in_zone, zone
+from ..models import Schedule
+from ..validation import clean_schedule
+
+if TYPE_CHECKING:
+    from django.contrib.admin import ModelAdmin
+
+PREVIEW_FIELDS = (
+    "kind",
+    "cron",
+    "interval",
+    "run_at",
+    "timezone",
+    "start_at",
+    "end_at",
+    "max_occurrences",
+)
+COUNT = 10
+
+
+def preview_form(model_admin: ModelAdmin, request: HttpRequest, data: Any) -> forms.Form:
+    """A form of the spec fields, with exactly the admin's form fields and widgets."""
+    fields = {
+        name: model_admin.formfield_for_dbfield(Schedule._meta.get_field(name), request)
+        for name in PREVIEW_FIELDS
+    }
+    return type("SchedulePreviewForm", (forms.Form,), fields)(data)
+
+
+def _check_permission(model_admin: ModelAdmin, request: HttpRequest) -> Schedule | None:
+    """The schedule being edited, if any; 403 unless the user may add or change schedules."""
+    object_id = request.GET.get("object_id")
+    if not object_id:
+        if model_admin.has_add_permission(request) or model_admin.has_change_permission(request):
+            return None
+        raise PermissionDenied
+    obj = model_admin.get_object(request, object_id)
+    if obj is None:
+        raise Http404("No such schedule.")
+    if not model_admin.has_change_permission(request, obj):
+        raise PermissionDenied
+    return obj
+
+
+def _after(request: HttpRequest) -> datetime:
+    """``?after=<ISO instant>`` previews from another instant (aware only); default now."""
+    raw = request.GET.get("after")
+    if not raw:
+        return timezone.now()
+    parsed = parse_datetime(raw)
+    if parsed is None or parsed.utcoffset() is None:
+        raise ValidationError({"after": ["Give an ISO 8601 instant with a UTC offset."]})
+    return parsed
+
+
+def occurrences(schedule: Schedule, after: datetime) -> list[dict[str, Any]]:
+    """The next occurrences, each in UTC and in the schedule's zone.
+
+    ``dst_change`` marks an occurrence whose UTC offset differs from the previous one's (for
+    the first: from the offset at ``after``), i.e. a DST transition happened in between.
+    """
+    tz = zone(schedule.timezone)
+    previous = after.astimezone(tz).utcoffset()
+    rows = []
+    for instant in schedule.upcoming(COUNT, after):
+        local = instant.astimezone(tz)
+        rows.append(
+            {
+                "utc": instant.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+                "local": local.isoformat(),
+                "label": format_in_zone(instant, tz),
+                "dst_change": local.utcoffset() != previous,
+            }
+        )
+        previous = local.utcoffset()
+    return rows
+
+
+def preview(model_admin: ModelAdmin, request: HttpRequest) -> JsonResponse:
+    """The JSON answer; validation problems are a normal answer (200) with ``errors`` set."""
+    candidate = _check_permission(model_admin, request) or Schedule()
+    form = preview_form(model_admin, request, request.GET)
+    try:
+        after = _after(request)
+        if not form.is_valid():
+            raise ValidationError(form.errors.as_data())
+        for name in PREVIEW_FIELDS:
+            setattr(candidate, name, form.cleaned_data[name])
+        candidate.executor, candidate.payload = "", {}  # the spec only: import and run nothing
+        clean_schedule(candidate)
+    except ValidationError as exc:
+        errors = {field: [str(m) for m in messages] for field, messages in exc.message_dict.items()}
+        return JsonResponse({"occurrences": [], "errors": errors, "description": ""})
+    return JsonResponse(
+        {
+            "occurrences": occurrences(candidate, after),
+            "errors": {},
+            "description": describe_schedule(candidate),
+            "timezone": candidate.timezone,
+        }
+    )

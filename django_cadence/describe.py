@@ -1,0 +1,99 @@
+"""Schedules in words, for the admin: "At 02:30, only on Monday", "every 5 minutes", "once at ...".
+
+Cron expressions are described by ``cron-descriptor``, which knows no macros, so ``@daily`` and
+friends are expanded with the same table the parser uses. Descriptions are display text only:
+nothing here decides when a schedule fires.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, tzinfo
+from functools import lru_cache
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from cron_descriptor import (
+    FormatException,
+    MissingFieldException,
+    Options,
+    WrongArgumentException,
+    get_description,
+)
+
+from .cron import MACROS
+from .exceptions import InvalidSpec
+from .specs import validate_timezone
+
+if TYPE_CHECKING:
+    from .models import Schedule
+
+__all__ = ["describe_cron", "describe_interval", "describe_schedule", "format_in_zone", "zone"]
+
+_UNITS = (
+    ("day", timedelta(days=1)),
+    ("hour", timedelta(hours=1)),
+    ("minute", timedelta(minutes=1)),
+    ("second", timedelta(seconds=1)),
+)
+_UTC = ZoneInfo("UTC")
+
+
+@lru_cache(maxsize=1024)
+def describe_cron(expr: str) -> str:
+    """``"At 02:30"`` for ``30 2 * * *``; macros included; the expression itself if undescribable.
+
+    24-hour clock and English, whatever the server's locale: the admin shows times that way.
+    """
+    text = " ".join(str(expr).split())
+    fields = MACROS.get(text.lower(), text)
+    options = Options(locale_code="en_US", use_24hour_time_format=True)
+    try:
+        return get_description(fields, options)
+    except (FormatException, MissingFieldException, WrongArgumentException, ValueError):
+        return text  # a description is never vital; the expression says it all
+
+
+def describe_interval(interval: timedelta) -> str:
+    """``every 5 minutes``, ``every hour``, ``every 1 hour 30 minutes``, ``every 1.5 seconds``."""
+    if interval <= timedelta(0):
+        return f"every {interval}"
+    if interval % timedelta(seconds=1):
+        return f"every {interval.total_seconds():g} seconds"
+    parts, left = [], interval
+    for unit, size in _UNITS:
+        count, left = divmod(left, size)
+        if count:
+            parts.append((count, unit))
+    if len(parts) == 1 and parts[0][0] == 1:
+        return f"every {parts[0][1]}"
+    return "every " + " ".join(f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in parts)
+
+
+def zone(name: str | None) -> tzinfo:
+    """The schedule's zone, or UTC when the stored name is unusable (display must not fail)."""
+    try:
+        return validate_timezone(name or "UTC")
+    except InvalidSpec:
+        return _UTC
+
+
+def format_in_zone(instant: datetime | None, tz: tzinfo, *, seconds: bool = False) -> str:
+    """``2026-03-08 03:00 EDT``: an instant as wall time in ``tz``, with the zone's abbreviation."""
+    if instant is None:
+        return ""
+    local = instant.astimezone(tz)
+    pattern = "%Y-%m-%d %H:%M:%S %Z" if seconds else "%Y-%m-%d %H:%M %Z"
+    return local.strftime(pattern)
+
+
+def describe_schedule(schedule: Schedule) -> str:
+    """The rule of any kind of schedule, in words."""
+    if schedule.kind == "cron":
+        return describe_cron(schedule.cron or "")
+    if schedule.kind == "interval":
+        return describe_interval(schedule.interval) if schedule.interval else "interval not set"
+    if schedule.kind == "once":
+        if schedule.run_at is None:
+            return "once, time not set"
+        return f"once at {format_in_zone(schedule.run_at, zone(schedule.timezone))}"
+    return str(schedule.kind)

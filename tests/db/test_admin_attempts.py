@@ -1,0 +1,233 @@
+"""Attempts, dead letters and retries: read-only pages that stay cheap on huge tables."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.urls import reverse
+
+from django_cadence.admin.attempts import AtLeast, CappedCountPaginator
+from django_cadence.models import Attempt
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+PAGES = ("attempt", "deadletter", "retry")
+
+HISTORY = [
+    {
+        "try": 1,
+        "worker": "host-a:123",
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "finished_at": "2026-01-01T00:00:02.500000+00:00",
+        "result": "failed",
+        "error": "RuntimeError: first failure",
+    },
+    {
+        "try": 2,
+        "worker": "host-b:456",
+        "started_at": "2026-01-01T00:01:00+00:00",
+        "finished_at": "2026-01-01T00:01:01+00:00",
+        "result": "failed",
+        "error": "RuntimeError: second failure",
+    },
+]
+
+
+@pytest.fixture
+def admin_user(django_user_model, db):
+    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
+    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
+
+
+def changelist(page):
+    return reverse(f"admin:django_cadence_{page}_changelist")
+
+
+def change(page, attempt):
+    return reverse(f"admin:django_cadence_{page}_change", args=[attempt.pk])
+
+
+@pytest.fixture
+def three(make_schedule):
+    """A dead letter, a pending retry and a success of one schedule."""
+    schedule = make_schedule(name="billing")
+    dead = Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=T0,
+        status="dead_letter",
+        tries=2,
+        started_at=T0 + timedelta(minutes=1),
+        finished_at=T0 + timedelta(minutes=1, seconds=1),
+        worker="host-b:456",
+        error="RuntimeError: second failure\n[dead letter: no tries left]",
+        history=HISTORY,
+    )
+    retry = Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=T0 + timedelta(hours=1),
+        status="pending",
+        tries=1,
+        retry_at=T0 + timedelta(hours=2),
+        error="RuntimeError: flaky",
+        history=HISTORY[:1],
+    )
+    done = Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=T0 + timedelta(hours=2),
+        status="succeeded",
+        tries=1,
+        outcome={"sent": 3},
+    )
+    return {"deadletter": dead, "retry": retry, "succeeded": done}
+
+
+@pytest.mark.parametrize(
+    ("page", "shown", "hidden"),
+    [
+        ("attempt", {"deadletter", "retry", "succeeded"}, set()),
+        ("deadletter", {"deadletter"}, {"retry", "succeeded"}),
+        ("retry", {"retry"}, {"deadletter", "succeeded"}),
+    ],
+)
+def test_admin_attempt_changelists_list_their_rows(admin_client, three, page, shown, hidden):
+    response = admin_client.get(changelist(page))
+    assert response.status_code == 200
+    listed = {a.pk for a in response.context["cl"].result_list}
+    assert listed == {three[name].pk for name in shown}
+    assert not listed & {three[name].pk for name in hidden}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_admin_attempt_detail_shows_tries_key_and_lease(admin_client, three, page):
+    attempt = three["retry"] if page == "retry" else three["deadletter"]
+    response = admin_client.get(change(page, attempt))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f"cadence:{attempt.schedule_id}:schedule:2026-01-01T0" in html  # idempotency key
+    assert "host-a:123" in html
+    assert "RuntimeError: first failure" in html
+    assert "2.5 s" in html  # the first try's duration
+    assert 'class="cadence-history"' in html
+    assert "billing" in html
+
+
+def test_admin_attempt_detail_shows_outcome(admin_client, three):
+    html = admin_client.get(change("attempt", three["succeeded"])).content.decode()
+    assert "&quot;sent&quot;: 3" in html
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_admin_attempts_are_read_only(admin_client, three, page):
+    attempt = three["retry"] if page == "retry" else three["deadletter"]
+    assert admin_client.get(reverse(f"admin:django_cadence_{page}_add")).status_code == 403
+    response = admin_client.get(change(page, attempt))
+    assert response.context["has_change_permission"] is False
+    assert 'name="_save"' not in response.content.decode()
+    before = Attempt.objects.get(pk=attempt.pk).status
+    admin_client.post(change(page, attempt), {"status": "succeeded"})
+    assert Attempt.objects.get(pk=attempt.pk).status == before
+    delete = reverse(f"admin:django_cadence_{page}_delete", args=[attempt.pk])
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    actions = response.context.get("action_form")
+    assert actions is None or "delete_selected" not in str(actions)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("status__exact=dead_letter", {"deadletter"}),
+        ("status__exact=pending", {"retry"}),
+        ("trigger__exact=schedule", {"deadletter", "retry", "succeeded"}),
+        ("occurrence_at__year=2026&occurrence_at__month=1&occurrence_at__day=1", None),
+    ],
+)
+def test_admin_attempt_filters(admin_client, three, query, expected):
+    response = admin_client.get(f"{changelist('attempt')}?{query}")
+    assert response.status_code == 200
+    listed = {a.pk for a in response.context["cl"].result_list}
+    wanted = set(three) if expected is None else expected
+    assert listed == {three[name].pk for name in wanted}
+
+
+def test_admin_attempt_schedule_filter_uses_dalf_autocomplete(admin_client, three, make_schedule):
+    other = make_schedule(name="other")
+    Attempt.objects.create(schedule=other, occurrence_at=T0, status="succeeded")
+    schedule_id = three["retry"].schedule_id
+    response = admin_client.get(f"{changelist('attempt')}?schedule__id__exact={schedule_id}")
+    html = response.content.decode()
+    assert "django-admin-list-filter-ajax" in html
+    assert {a.schedule_id for a in response.context["cl"].result_list} == {schedule_id}
+    # The autocomplete endpoint dalf calls answers from ScheduleAdmin.search_fields.
+    found = admin_client.get(
+        reverse("admin:autocomplete"),
+        {
+            "app_label": "django_cadence",
+            "model_name": "attempt",
+            "field_name": "schedule",
+            "term": "bill",
+        },
+    ).json()
+    assert [r["text"] for r in found["results"]] == ["billing"]
+
+
+def test_admin_attempt_changelist_links_date_hierarchy(admin_client, three):
+    response = admin_client.get(changelist("attempt"))
+    assert response.context["cl"].date_hierarchy == "occurrence_at"
+    assert response.context["cl"].show_full_result_count is False
+
+
+@pytest.mark.parametrize(("schedules", "per_schedule"), [(5, 3), (50, 30)])
+@pytest.mark.parametrize("page", PAGES)
+def test_admin_attempt_changelist_query_count_does_not_grow(
+    admin_client, make_schedule, django_assert_num_queries, page, schedules, per_schedule
+):
+    rows = []
+    for _ in range(schedules):
+        schedule = make_schedule()
+        for i in range(per_schedule):
+            status = ("succeeded", "dead_letter", "pending")[i % 3]
+            rows.append(
+                Attempt(
+                    schedule=schedule,
+                    occurrence_at=T0 + timedelta(minutes=i),
+                    status=status,
+                    tries=1,
+                    retry_at=T0 if status == "pending" else None,
+                    error="boom",
+                )
+            )
+    Attempt.objects.bulk_create(rows)
+    # Session, user, the capped count, the page with its schedules, and the date hierarchy's
+    # range and (all rows on one day here) its days.
+    with django_assert_num_queries(6):
+        response = admin_client.get(changelist(page))
+    assert response.status_code == 200
+    assert len(response.context["cl"].result_list) == min(
+        100, len(rows) // (1 if page == "attempt" else 3)
+    )
+
+
+def test_admin_capped_paginator_stops_counting_at_the_cap(make_schedule):
+    schedule = make_schedule()
+    Attempt.objects.bulk_create(
+        Attempt(schedule=schedule, occurrence_at=T0 + timedelta(seconds=i), status="succeeded")
+        for i in range(30)
+    )
+    paginator = CappedCountPaginator(Attempt.objects.all(), 10)
+    paginator.cap = 25
+    assert paginator.count == 25
+    assert isinstance(paginator.count, AtLeast)
+    assert str(paginator.count) == "25+"
+    assert paginator.num_pages == 3
+    exact = CappedCountPaginator(Attempt.objects.all(), 10)
+    assert exact.count == 30
+    assert str(exact.count) == "30"
+
+
+def test_admin_attempt_changelist_shows_a_capped_count(admin_client, make_schedule, monkeypatch):
+    monkeypatch.setattr(CappedCountPaginator, "cap", 5)
+    schedule = make_schedule()
+    Attempt.objects.bulk_create(
+        Attempt(schedule=schedule, occurrence_at=T0 + timedelta(seconds=i), status="succeeded")
+        for i in range(8)
+    )
+    html = admin_client.get(changelist("attempt")).content.decode()
+    assert "5+ attempts" in html
