@@ -194,7 +194,11 @@ class Engine:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""
         candidates = [now + timedelta(seconds=self.max_tick)]
         next_due = Schedule.objects.enabled().aggregate(at=Min("next_run_at"))["at"]
-        next_ready = Attempt.objects.pending().aggregate(at=Min("retry_at"))["at"]
+        next_ready = (
+            Attempt.objects.pending()
+            .filter(schedule__enabled=True)
+            .aggregate(at=Min("retry_at"))["at"]
+        )
         next_lease = Attempt.objects.running().aggregate(at=Min("lease_until"))["at"]
         candidates += [at for at in (next_due, next_ready) if at]
         if next_lease:
@@ -273,6 +277,10 @@ class Engine:
                 logger.error("database unavailable: %s; retrying in %.1f s", exc, backoff)
                 self._close_connection()
                 delay, backoff = backoff, min(backoff * 2, 10.0)
+                # A real back-off: wake-ups (a finished try, the listener's reconnects) need
+                # the database too, so they do not cut it short; only a stop signal does.
+                stop.wait(delay)
+                delay = 0
             if once and not (self._in_flight or self._done or self.claimed_last_tick):
                 return  # everything due at the start has run (retries come later)
             if once:

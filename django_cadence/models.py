@@ -365,6 +365,8 @@ class Attempt(models.Model):
                 fields=("schedule", "status", "occurrence_at"),
                 name="cadence_attempt_sched_idx",
             ),
+            # The attempts changelist's default order (newest first) on millions of rows.
+            models.Index(fields=("occurrence_at",), name="cadence_attempt_occurrence_idx"),
         )
         constraints = (
             models.UniqueConstraint(

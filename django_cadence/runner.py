@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Min, Q
 
 from . import executors, policies
@@ -109,8 +109,9 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
     with transaction.atomic():
         candidates = list(
             Attempt.objects.ready(due_by or now)
+            .filter(schedule__enabled=True)  # nothing runs while its schedule is paused
             .order_by("retry_at", "id")
-            .select_for_update(skip_locked=True)
+            .select_for_update(skip_locked=True, **_lock_only_attempts())
             .only(
                 "id", "schedule_id", "occurrence_at", "trigger", "tries", "recoveries", "history"
             )[: slots * 4]
@@ -120,7 +121,7 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
         schedules = {
             s.pk: s
             for s in Schedule.objects.select_for_update(skip_locked=True).filter(
-                pk__in={a.schedule_id for a in candidates}
+                pk__in={a.schedule_id for a in candidates}, enabled=True
             )
         }
         chosen = _choose(candidates, schedules, slots)
@@ -159,6 +160,13 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
             worker,
         )
     return claims
+
+
+def _lock_only_attempts() -> dict[str, Any]:
+    """Lock attempt rows only, where the backend can say so (MariaDB locks the join too)."""
+    if connection.features.has_select_for_update_of:
+        return {"of": ("self",)}
+    return {}
 
 
 def _choose(candidates: list[Attempt], schedules: dict[int, Schedule], slots: int) -> list[Attempt]:

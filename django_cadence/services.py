@@ -45,6 +45,10 @@ def trigger(
     now = now or timezone.now()
     with transaction.atomic():
         target = Schedule.objects.select_for_update().get(pk=_schedule(schedule).pk)
+        if not target.enabled:
+            raise InvalidTransition(
+                f"Schedule {target.name!r} is paused; resume it before running it."
+            )
         counts = dict(
             Attempt.objects.filter(schedule=target, status__in=(Status.PENDING, Status.RUNNING))
             .values_list("status")
@@ -89,6 +93,25 @@ def trigger(
         force,
     )
     return attempt
+
+
+def retry_now(ids, *, now: datetime | None = None) -> list[Attempt]:
+    """Bring pending retries forward to now; returns those that were still waiting.
+
+    The rows are locked while they move, so a retry an engine claims meanwhile (no longer
+    pending) is left alone.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        waiting = list(
+            Attempt.objects.select_for_update().filter(
+                pk__in=list(ids), status=Status.PENDING, tries__gte=1, retry_at__gt=now
+            )
+        )
+        Attempt.objects.filter(pk__in=[row.pk for row in waiting]).update(retry_at=now)
+        if waiting:
+            notify_change()
+    return waiting
 
 
 def pause(schedule: Schedule | int | str, reason: str = "") -> Schedule:

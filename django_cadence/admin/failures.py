@@ -15,6 +15,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.translation import ngettext
 
+from .. import services
 from ..models import DeadLetter, Retry
 from . import display, operations
 from .attempts import AttemptAdmin
@@ -99,7 +100,7 @@ class RetryAdmin(AttemptAdmin):
     @admin.action(description="Retry now", permissions=("run_now",))
     def run_retries_now(self, request: HttpRequest, queryset: Any) -> None:
         selected = queryset.count()
-        moved = operations.run_retries_now(queryset.values_list("pk", flat=True))
+        moved = services.retry_now(queryset.values_list("pk", flat=True))
         for attempt in moved:
             self.log_change(request, attempt, "Brought the retry forward to now.")
         done, left = len(moved), selected - len(moved)

@@ -7,16 +7,13 @@ operations below are admin-only; ``services.py`` has no equivalent yet (see thei
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 
 from django.contrib.admin.models import DELETION, LogEntry
 from django.db import transaction
 from django.http import HttpRequest
-from django.utils import timezone
 
 from ..models import Attempt, Status
 from ..payloads import redact_text
-from ..wakeup import notify_change
 
 APP = "django_cadence"
 
@@ -33,26 +30,6 @@ CANCEL_ATTEMPT = "cancel_attempt"
 
 def has_perm(request: HttpRequest, codename: str) -> bool:
     return request.user.has_perm(f"{APP}.{codename}")
-
-
-def run_retries_now(ids: Iterable[int], now: datetime | None = None) -> list[Attempt]:
-    """Bring pending retries forward to now; returns those that were still waiting.
-
-    The rows are locked while they are moved, so a retry that an engine claims meanwhile is
-    not pending any more and is left alone. (A candidate for ``services.py``; it lives here
-    until that module grows it.)
-    """
-    now = now or timezone.now()
-    with transaction.atomic():
-        waiting = list(
-            Attempt.objects.select_for_update().filter(
-                pk__in=list(ids), status=Status.PENDING, tries__gte=1, retry_at__gt=now
-            )
-        )
-        Attempt.objects.filter(pk__in=[row.pk for row in waiting]).update(retry_at=now)
-        if waiting:
-            notify_change()
-    return waiting
 
 
 def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:

@@ -237,3 +237,19 @@ def test_engine_logs_clock_skew_against_the_database(caplog):
     assert [r.levelname for r in lines] == ["INFO", "WARNING"]
     skewed = float(lines[1].getMessage().split("=")[1].split("s")[0])
     assert 299 < skewed < 301
+
+
+def test_trigger_refuses_a_paused_schedule(schedule_at, clock):
+    schedule = schedule_at(interval=timedelta(hours=1))
+    django_cadence.pause(schedule)
+    with pytest.raises(ValueError, match="paused"):
+        django_cadence.trigger(schedule, now=clock.now())
+    assert not Attempt.objects.exists()
+
+
+def test_engine_does_not_wake_for_retries_of_a_paused_schedule(engine, schedule_at, clock):
+    schedule = schedule_at(interval=timedelta(hours=1))
+    django_cadence.trigger(schedule, now=clock.now())
+    django_cadence.pause(schedule)
+    assert engine.tick() == pytest.approx(engine.max_tick)
+    assert Attempt.objects.get().status == "pending"

@@ -204,3 +204,14 @@ def test_recovery_of_an_expired_lease(
     assert attempt.lease_until is None
     assert attempt.recoveries == recoveries_before + 1
     assert attempt.history[-1]["result"] == "lost"
+
+
+def test_runner_nothing_runs_while_its_schedule_is_paused(schedule_at, clock):
+    schedule, attempt = due_attempt(schedule_at, clock)
+    schedule.enabled = False
+    schedule.save()
+    assert runner.claim(clock.now(), worker="w1", slots=4) == []
+    schedule.enabled = True
+    schedule.save()
+    (claim,) = runner.claim(clock.now(), worker="w1", slots=4)
+    assert claim.attempt_id == attempt.pk
