@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
 from django.db.models import Min
 
-from . import planner, recovery, runner
+from . import planner, recovery, runner, workers
 from .clock import Clock, DatabaseClock, default_clock
 from .conf import cadence_settings
 from .execution import TryResult, run_try
@@ -71,6 +71,7 @@ class Engine:
         self._wake = threading.Event()
         self._next_heartbeat: datetime | None = None
         self._next_recovery: datetime | None = None
+        self._registered = False
 
     # --- one pass ------------------------------------------------------------------------
 
@@ -177,6 +178,8 @@ class Engine:
         if self._next_heartbeat and now < self._next_heartbeat:
             return
         self._next_heartbeat = now + cadence_settings.LEASE / 3
+        if self._registered:
+            workers.beat(self.worker_id, now, in_flight=len(self._in_flight))
         claims = [f.claim for f in self._in_flight.values()]
         for attempt_id in runner.renew(claims, now, worker=self.worker_id):
             flight = self._in_flight.get(attempt_id)
@@ -232,6 +235,10 @@ class Engine:
             self.max_tick,
         )
         self._log_clock_skew()
+        self._registered = False
+        with contextlib.suppress(DatabaseError):
+            workers.register(self.worker_id, self.clock.now(), concurrency=self.concurrency)
+            self._registered = True
         listener = None if once else Listener.start_for(self._wake.set, self.using)
         try:
             self._loop(stop, once=once)
@@ -241,6 +248,9 @@ class Engine:
                 else shutdown_grace
             )
         finally:
+            if self._registered:
+                with contextlib.suppress(DatabaseError):
+                    workers.stopped(self.worker_id, self.clock.now())
             if listener:
                 listener.stop()
             lock.release()
