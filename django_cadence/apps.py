@@ -13,9 +13,10 @@ class CadenceConfig(AppConfig):
 
         from . import checks  # noqa: F401 - registers the system checks
         from .executors import autodiscover
-        from .signal_handlers import schedule_saved
+        from .signal_handlers import connect_default_receivers, schedule_saved
 
         post_save.connect(
             schedule_saved, sender=self.get_model("Schedule"), dispatch_uid="cadence-wakeup"
         )
+        connect_default_receivers()
         autodiscover()

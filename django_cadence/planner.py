@@ -17,7 +17,7 @@ from itertools import islice, takewhile
 from django.db import transaction
 from django.db.models import Count
 
-from . import policies, specs
+from . import policies, signals, specs
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Status, Trigger
 
@@ -60,13 +60,30 @@ def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
                 cancel_requested=True
             )
     for row in rows:
-        logger.info(
-            "attempt planned schedule=%s occurrence=%s status=%s",
-            row.schedule.name,
-            row.occurrence_at.isoformat(),
-            row.status,
-        )
+        _announce(row)
     return PlanResult(len(schedules), len(rows), len(schedules) == batch_size)
+
+
+def _announce(row: Attempt) -> None:
+    """Log a planned attempt; send the signal of an occurrence recorded as not run."""
+    name = row.schedule.name
+    if row.status == Status.SKIPPED:
+        reason = row.error.removeprefix("skipped: ")
+        signals.occurrence_skipped.send(
+            Attempt, schedule=name, occurrence_at=row.occurrence_at, reason=reason
+        )
+    elif row.status == Status.MISSED:
+        signals.occurrence_missed.send(
+            Attempt,
+            schedule=name,
+            first=row.occurrence_at,
+            last=datetime.fromisoformat(row.outcome["last"]),
+            count=row.outcome["missed"],
+        )
+    else:
+        logger.info(
+            "attempt planned schedule=%s occurrence=%s", name, row.occurrence_at.isoformat()
+        )
 
 
 def _overlap_states(schedule_ids: list[int]) -> dict[int, policies.OverlapState]:

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from . import policies
+from . import policies, signals
 from .conf import cadence_settings
 from .models import Attempt, Status
 from .runner import maybe_pause, resolved_options
@@ -86,6 +86,15 @@ def recover_expired(now: datetime, *, batch_size: int = 200) -> int:
             attempt.status,
             attempt.recoveries,
         )
+        if attempt.status == Status.DEAD_LETTER:
+            signals.attempt_dead_lettered.send(
+                Attempt,
+                attempt_id=attempt.pk,
+                schedule=attempt.schedule.name,
+                occurrence_at=attempt.occurrence_at,
+                try_number=attempt.tries,
+                reason=attempt.error.rsplit("[dead letter: ", 1)[-1].rstrip("]"),
+            )
     for schedule_id, pause_after in dead:
         maybe_pause(schedule_id, pause_after)
     return len(expired)

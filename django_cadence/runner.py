@@ -20,10 +20,10 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Count, Min, Q
 
-from . import executors, policies
+from . import executors, policies, signals
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Status
-from .payloads import escape_control, redact_text
+from .payloads import redact_text
 
 logger = logging.getLogger(__name__)
 
@@ -151,14 +151,7 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
             ),
         )
     for c in claims:
-        logger.info(
-            "attempt started id=%s schedule=%s occurrence=%s try=%s worker=%s",
-            c.attempt_id,
-            c.schedule_name,
-            c.occurrence_at.isoformat(),
-            c.tries,
-            worker,
-        )
+        signals.attempt_started.send(Attempt, **_event(c))
     return claims
 
 
@@ -269,7 +262,10 @@ def record_success(c: Claim, outcome: Any, now: datetime) -> bool:
         error="",
         history=_history(c, now, "succeeded"),
     )
-    return _report(c, written, "succeeded")
+    if not _fenced_out(c, written, "succeeded"):
+        return False
+    signals.attempt_succeeded.send(Attempt, **_event(c))
+    return True
 
 
 def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = False) -> str | None:
@@ -293,7 +289,10 @@ def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = Fal
             error=error,
             history=_history(c, now, "failed", error),
         )
-        return Status.PENDING if _report(c, written, "retry", retry_at=plan.retry_at) else None
+        if not _fenced_out(c, written, "retry"):
+            return None
+        signals.attempt_failed.send(Attempt, error=error, retry_at=plan.retry_at, **_event(c))
+        return Status.PENDING
     written = fenced(c).update(
         status=Status.DEAD_LETTER,
         finished_at=now,
@@ -303,8 +302,17 @@ def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = Fal
         else f"[dead letter: {plan.reason}]",
         history=_history(c, now, "failed", error),
     )
-    if not _report(c, written, "dead_letter"):
+    if not _fenced_out(c, written, "dead_letter"):
         return None
+    signals.attempt_failed.send(Attempt, error=error, retry_at=None, **_event(c))
+    signals.attempt_dead_lettered.send(
+        Attempt,
+        attempt_id=c.attempt_id,
+        schedule=c.schedule_name,
+        occurrence_at=c.occurrence_at,
+        try_number=c.tries,
+        reason=plan.reason,
+    )
     maybe_pause(c.schedule_id, c.pause_after_failures)
     return Status.DEAD_LETTER
 
@@ -317,7 +325,10 @@ def record_cancelled(c: Claim, now: datetime, reason: str) -> bool:
         error=reason,
         history=_history(c, now, "cancelled", reason),
     )
-    return _report(c, written, "cancelled")
+    if not _fenced_out(c, written, "cancelled"):
+        return False
+    logger.info("attempt cancelled id=%s schedule=%s", c.attempt_id, c.schedule_name)
+    return True
 
 
 def release(claims: list[Claim], now: datetime) -> int:
@@ -352,19 +363,19 @@ def renew(claims: list[Claim], now: datetime, *, worker: str) -> set[int]:
     )
 
 
-def _report(c: Claim, written: int, outcome: str, **extra: Any) -> bool:
+def _event(c: Claim) -> dict[str, Any]:
+    return {
+        "attempt_id": c.attempt_id,
+        "schedule": c.schedule_name,
+        "occurrence_at": c.occurrence_at,
+        "try_number": c.tries,
+        "worker": c.worker,
+    }
+
+
+def _fenced_out(c: Claim, written: int, outcome: str) -> bool:
+    """True if the fenced write landed; else log that this worker lost the attempt."""
     if written:
-        details = " ".join(
-            f"{k}={v.isoformat() if hasattr(v, 'isoformat') else v}" for k, v in extra.items()
-        )
-        logger.info(
-            "attempt %s id=%s schedule=%s try=%s%s",
-            outcome,
-            c.attempt_id,
-            c.schedule_name,
-            c.tries,
-            f" {details}" if details else "",
-        )
         return True
     logger.warning(
         "attempt lost id=%s schedule=%s try=%s: lease taken over, %s not recorded",
@@ -393,5 +404,6 @@ def maybe_pause(schedule_id: int, pause_after_failures: int | None) -> bool:
         enabled=False, pause_reason=reason
     )
     if paused:
-        logger.warning("schedule paused id=%s reason=%s", schedule_id, escape_control(reason))
+        name = Schedule.objects.filter(pk=schedule_id).values_list("name", flat=True).first()
+        signals.schedule_paused.send(Schedule, schedule=name, reason=reason)
     return bool(paused)

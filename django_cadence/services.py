@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from . import policies
+from . import policies, signals
 from .exceptions import CadenceError
 from .models import Attempt, Schedule, Status, Trigger
 from .wakeup import notify_change
@@ -120,7 +120,7 @@ def pause(schedule: Schedule | int | str, reason: str = "") -> Schedule:
     target.enabled = False
     target.pause_reason = reason or "paused"
     target.save(update_fields=["enabled", "pause_reason", "updated_at"])
-    logger.info("schedule paused name=%s", target.name)
+    signals.schedule_paused.send(Schedule, schedule=target.name, reason=target.pause_reason)
     return target
 
 

@@ -24,8 +24,9 @@ from django.db import connection
 from django_cadence import specs
 from django_cadence.models import Attempt, Schedule, Status, Trigger
 
-# Lines no worker may log in a healthy run; job failures are recorded in the attempt rows,
-# never logged as tracebacks.
+# Lines no worker may log in a healthy run. Job failures are expected here: they are logged
+# as one-line events by ``django_cadence.events`` (never as tracebacks) and are not problems.
+JOB_EVENTS = re.compile(r" django_cadence\.events (attempt failed|attempt dead_letter|occurrence) ")
 PROBLEMS = re.compile(
     r"Traceback|Exception in thread|Exception ignored| WARNING | ERROR | CRITICAL "
     r"|attempt lost|attempt recovered|second signal"
@@ -45,7 +46,9 @@ def log_problems(text: str, *, allowed: tuple[str, ...] = ()) -> list[str]:
     return [
         line
         for line in text.splitlines()
-        if PROBLEMS.search(line) and not any(ok in line for ok in allowed)
+        if PROBLEMS.search(line)
+        and not JOB_EVENTS.search(line)
+        and not any(ok in line for ok in allowed)
     ]
 
 

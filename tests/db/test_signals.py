@@ -1,0 +1,129 @@
+"""Every state change sends its signal; the default receivers log one escaped line each."""
+
+import logging
+from datetime import timedelta
+
+import pytest
+
+import django_cadence
+from django_cadence import planner, runner, signals
+from django_cadence.models import Attempt
+
+pytestmark = pytest.mark.django_db
+MINUTE = timedelta(minutes=1)
+
+
+@pytest.fixture
+def received():
+    """Record (signal name, kwargs) of every cadence signal sent during the test."""
+    events = []
+    connected = []
+    for name in (
+        "attempt_started",
+        "attempt_succeeded",
+        "attempt_failed",
+        "attempt_dead_lettered",
+        "occurrence_skipped",
+        "occurrence_missed",
+        "schedule_paused",
+    ):
+        signal = getattr(signals, name)
+
+        def receiver(sender, name=name, **kwargs):
+            kwargs.pop("signal", None)
+            events.append((name, kwargs))
+
+        signal.connect(receiver, weak=False)
+        connected.append((signal, receiver))
+    yield events
+    for signal, receiver in connected:
+        signal.disconnect(receiver)
+
+
+def names(events):
+    return [name for name, _ in events]
+
+
+def test_signals_success_path(engine, schedule_at, clock, received):
+    schedule_at(name="ok", interval=MINUTE)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert names(received) == ["attempt_started", "attempt_succeeded"]
+    started = received[0][1]
+    assert started["schedule"] == "ok"
+    assert started["try_number"] == 1
+    assert started["worker"] == "worker-1"
+    assert started["occurrence_at"] == clock.now()
+
+
+def test_signals_failure_then_dead_letter(engine, schedule_at, clock, received):
+    schedule_at(name="bad", executor="tests.jobs.raise_error", interval=MINUTE, max_attempts=2)
+    clock.advance(MINUTE)
+    engine.tick()
+    retry = Attempt.objects.get()
+    clock.set(retry.retry_at)
+    engine.tick()
+    assert names(received) == [
+        "attempt_started",
+        "attempt_failed",
+        "attempt_started",
+        "attempt_failed",
+        "attempt_dead_lettered",
+    ]
+    assert received[1][1]["retry_at"] == retry.retry_at
+    assert "RuntimeError: boom" in received[1][1]["error"]
+    assert received[3][1]["retry_at"] is None
+    assert "no tries left" in received[4][1]["reason"]
+
+
+def test_signals_skipped_and_missed(schedule_at, clock, received):
+    schedule = schedule_at(
+        name="s",
+        interval=MINUTE,
+        overlap="skip_if_running",
+        misfire="skip",
+        misfire_grace=timedelta(seconds=30),
+    )
+    planner.plan_due(clock.advance(MINUTE))
+    runner.claim(clock.now(), worker="w", slots=1)
+    planner.plan_due(clock.advance(MINUTE))
+    clock.advance(minutes=10)
+    planner.plan_due(clock.now())
+    kinds = names(received)
+    assert kinds.count("occurrence_skipped") == 2  # the on-time one after the outage too
+    missed = dict(received)["occurrence_missed"]
+    assert missed["schedule"] == schedule.name
+    assert missed["count"] == 9
+
+
+def test_signals_schedule_paused_by_operator_and_by_auto_pause(schedule_at, clock, received):
+    schedule = schedule_at(name="p", interval=MINUTE)
+    django_cadence.pause(schedule, reason="maintenance")
+    assert received == [("schedule_paused", {"schedule": "p", "reason": "maintenance"})]
+    received.clear()
+    auto = schedule_at(name="a", interval=MINUTE, max_attempts=1, pause_after_failures=1)
+    planner.plan_due(clock.advance(MINUTE))
+    (claim,) = runner.claim(clock.now(), worker="w", slots=1)
+    runner.record_failure(claim, "boom", clock.now())
+    assert received[-1][0] == "schedule_paused"
+    assert received[-1][1]["schedule"] == auto.name
+    assert "auto-paused" in received[-1][1]["reason"]
+
+
+def test_signals_default_receivers_log_one_escaped_line(engine, schedule_at, clock, caplog):
+    caplog.set_level(logging.INFO, logger="django_cadence")
+    schedule_at(
+        name="evil",
+        executor="tests.jobs.raise_error",
+        payload={"message": "line1\nFAKE attempt succeeded id=1\x1b[31m"},
+        interval=MINUTE,
+        max_attempts=1,
+    )
+    clock.advance(MINUTE)
+    engine.tick()
+    events = [r.getMessage() for r in caplog.records if r.name == "django_cadence.events"]
+    assert any(m.startswith("attempt started id=") for m in events)
+    failed = next(m for m in events if m.startswith("attempt failed"))
+    assert "\n" not in failed
+    assert "\x1b" not in failed
+    assert any(m.startswith("attempt dead_letter") for m in events)
