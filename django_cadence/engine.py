@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
 from django.db.models import Min
 
-from . import planner, recovery, runner, workers
+from . import planner, reconcile, recovery, runner, workers
 from .clock import Clock, DatabaseClock, default_clock
 from .conf import cadence_settings
 from .execution import TryResult, run_try
@@ -86,11 +86,13 @@ class Engine:
         self.claimed_last_tick = 0
         if self.claiming:
             due_by = min(now, self.due_by) if self.due_by else now
-            while planner.plan_due(due_by).more:
-                pass
-            # A fresh reading: a try's started_at, lease and deadline count from its claim,
-            # not from before the writes above (tries recorded, occurrences planned).
-            self._claim_and_start(self.clock.now(), due_by)
+            more = True
+            while more:
+                more = planner.plan_due(due_by).more
+                # Start what is planned before planning the next batch of a large backlog.
+                # A fresh reading: a try's started_at, lease and deadline count from its
+                # claim, not from before the writes above.
+                self._claim_and_start(self.clock.now(), due_by)
             if self.inline:
                 self._record_finished()
         return self._sleep_seconds(self.clock.now())
@@ -135,13 +137,15 @@ class Engine:
 
     def _record_finished(self) -> None:
         """Write the outcome of every finished try; a write that fails is retried next tick."""
+        now = None
         while True:
             with self._done_lock:
                 if not self._done:
                     return
                 claim, result = self._done[0]
             if claim.attempt_id in self._in_flight:
-                self._record(claim, result, self.clock.now())
+                now = now or self.clock.now()  # one reading for the whole batch
+                self._record(claim, result, now)
                 self._in_flight.pop(claim.attempt_id, None)
             with self._done_lock:
                 self._done.pop(0)
@@ -197,11 +201,13 @@ class Engine:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""
         candidates = [now + timedelta(seconds=self.max_tick)]
         next_due = Schedule.objects.enabled().aggregate(at=Min("next_run_at"))["at"]
-        next_ready = (
-            Attempt.objects.pending()
-            .filter(schedule__enabled=True)
-            .aggregate(at=Min("retry_at"))["at"]
-        )
+        next_ready = None
+        if len(self._in_flight) < self.concurrency:  # with every slot busy, a finish wakes us
+            next_ready = (
+                Attempt.objects.pending()
+                .filter(schedule__enabled=True)
+                .aggregate(at=Min("retry_at"))["at"]
+            )
         next_lease = Attempt.objects.running().aggregate(at=Min("lease_until"))["at"]
         candidates += [at for at in (next_due, next_ready) if at]
         if next_lease:
@@ -235,6 +241,7 @@ class Engine:
             self.max_tick,
         )
         self._log_clock_skew()
+        reconcile.reconcile_on_start(self.clock, holder=self.worker_id, using=self.using)
         self._registered = False
         with contextlib.suppress(DatabaseError):
             workers.register(self.worker_id, self.clock.now(), concurrency=self.concurrency)

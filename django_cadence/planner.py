@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from itertools import islice, takewhile
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, F
 
 from . import policies, signals, specs
 from .conf import cadence_settings
@@ -24,7 +24,6 @@ from .models import Attempt, Schedule, Status, Trigger
 logger = logging.getLogger(__name__)
 
 MICROSECOND = timedelta(microseconds=1)
-PLANNED_FIELDS = ("next_run_at", "last_run_at", "occurrence_count", "missed_count")
 
 
 @dataclass(frozen=True)
@@ -44,6 +43,7 @@ def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
         )
         if not schedules:
             return PlanResult(0, 0, False)
+        loaded = {s.pk: (s.occurrence_count, s.missed_count) for s in schedules}
         states = _overlap_states([s.pk for s in schedules])
         rows: list[Attempt] = []
         to_cancel: list[int] = []
@@ -54,7 +54,7 @@ def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
                 to_cancel.append(schedule.pk)
         # ignore_conflicts: a row that already exists is a quiet no-op (invariant 1).
         Attempt.objects.bulk_create(rows, ignore_conflicts=True)
-        Schedule.objects.bulk_update(schedules, PLANNED_FIELDS)
+        _advance(schedules, loaded)
         if to_cancel:
             Attempt.objects.running().filter(schedule_id__in=to_cancel).update(
                 cancel_requested=True
@@ -62,6 +62,26 @@ def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
     for row in rows:
         _announce(row)
     return PlanResult(len(schedules), len(rows), len(schedules) == batch_size)
+
+
+def _advance(schedules: list[Schedule], loaded: dict[int, tuple[int, int]]) -> None:
+    """Write the schedules' new slots: one UPDATE per distinct change, not one CASE per row.
+
+    Schedules planned alike in one tick (a burst of one-shots, intervals on one grid) share
+    one statement; counters are incremented in SQL from what this tick added.
+    """
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for s in schedules:
+        fired = s.occurrence_count - loaded[s.pk][0]
+        missed = s.missed_count - loaded[s.pk][1]
+        groups[(s.next_run_at, s.last_run_at, fired, missed)].append(s.pk)
+    for (next_run_at, last_run_at, fired, missed), ids in groups.items():
+        Schedule.objects.filter(pk__in=ids).update(
+            next_run_at=next_run_at,
+            last_run_at=last_run_at,
+            occurrence_count=F("occurrence_count") + fired,
+            missed_count=F("missed_count") + missed,
+        )
 
 
 def _announce(row: Attempt) -> None:

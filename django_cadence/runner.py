@@ -18,7 +18,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Min, Q
+from django.db.models import CharField, Count, F, Min, Q, Value
+from django.db.models.functions import Cast, Concat
 
 from . import executors, policies, signals
 from .conf import cadence_settings
@@ -128,28 +129,23 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
         if not chosen:
             return []
         lease_until = now + cadence_settings.LEASE
+        # One statement for the batch. Each try's token is a fresh random batch prefix plus
+        # the attempt id: unguessable, and unique per try since every claim draws a new one.
+        batch = secrets.token_hex(8)
+        Attempt.objects.filter(pk__in=[a.pk for a in chosen]).update(
+            status=Status.RUNNING,
+            claim_token=Concat(Value(batch), Cast("id", output_field=CharField())),
+            lease_until=lease_until,
+            worker=worker,
+            tries=F("tries") + 1,
+            started_at=now,
+            cancel_requested=False,
+        )
         claims = []
         for attempt in chosen:
-            attempt.status = Status.RUNNING
-            attempt.claim_token = secrets.token_hex(16)
-            attempt.lease_until = lease_until
-            attempt.worker = worker
+            attempt.claim_token = f"{batch}{attempt.pk}"
             attempt.tries += 1
-            attempt.started_at = now
-            attempt.cancel_requested = False
             claims.append(_claim_for(attempt, schedules[attempt.schedule_id], now, worker))
-        Attempt.objects.bulk_update(
-            chosen,
-            (
-                "status",
-                "claim_token",
-                "lease_until",
-                "worker",
-                "tries",
-                "started_at",
-                "cancel_requested",
-            ),
-        )
     for c in claims:
         signals.attempt_started.send(Attempt, **_event(c))
     return claims

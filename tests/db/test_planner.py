@@ -43,7 +43,7 @@ def test_planner_crash_between_rows_and_advance_leaves_neither(schedule_at, cloc
     def crash(*args, **kwargs):
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(Schedule.objects, "bulk_update", crash)
+    monkeypatch.setattr(planner, "_advance", crash)  # after the rows, before the slots
     with pytest.raises(RuntimeError):
         planner.plan_due(clock.advance(MINUTE))
     schedule.refresh_from_db()
