@@ -27,6 +27,7 @@ from .clock import Clock, DatabaseClock, default_clock
 from .conf import cadence_settings
 from .execution import TryResult, run_try
 from .models import Attempt, Schedule
+from .pool import TryPool
 from .single_engine import SingleEngineLock
 from .wakeup import Listener
 
@@ -40,7 +41,7 @@ def default_worker_id() -> str:
 @dataclass
 class _InFlight:
     claim: runner.Claim
-    thread: threading.Thread | None = None
+    done: threading.Event | None = None  # set when its thread has returned
 
 
 class Engine:
@@ -69,6 +70,7 @@ class Engine:
         self._done: list[tuple[runner.Claim, TryResult]] = []
         self._done_lock = threading.Lock()
         self._wake = threading.Event()
+        self._pool = TryPool(self.concurrency)
         self._next_heartbeat: datetime | None = None
         self._next_recovery: datetime | None = None
         self._registered = False
@@ -115,20 +117,14 @@ class Engine:
         if self.inline:
             self._finish(claim, run_try(claim, self.clock.now))
             return
-        flight.thread = threading.Thread(
-            target=self._run_in_thread,
-            args=(claim,),
-            name=f"cadence-try-{claim.attempt_id}",
-            daemon=True,
-        )
-        flight.thread.start()
+        flight.done = threading.Event()
+        self._pool.submit(lambda: self._run_in_thread(claim, flight.done))
 
-    def _run_in_thread(self, claim: runner.Claim) -> None:
+    def _run_in_thread(self, claim: runner.Claim, done: threading.Event) -> None:
         try:
-            result = run_try(claim, self.clock.now)
+            self._finish(claim, run_try(claim, self.clock.now))
         finally:
-            connections.close_all()  # this thread's own connections, if the job opened any
-        self._finish(claim, result)
+            done.set()
 
     def _finish(self, claim: runner.Claim, result: TryResult) -> None:
         with self._done_lock:
@@ -220,6 +216,10 @@ class Engine:
 
     # --- the loop ------------------------------------------------------------------------
 
+    def close(self) -> None:
+        """Stop the try threads that are idle (and close their database connections)."""
+        self._pool.shutdown()
+
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
@@ -255,6 +255,7 @@ class Engine:
                 else shutdown_grace
             )
         finally:
+            self.close()
             if self._registered:
                 with contextlib.suppress(DatabaseError):
                     workers.stopped(self.worker_id, self.clock.now())

@@ -55,3 +55,22 @@ def schedule_at(make_schedule, clock):
         return make_schedule(**fields)
 
     return factory
+
+
+@pytest.fixture
+def threaded_engine(db, clock):
+    """Build engines that run tries in threads; their threads are stopped at teardown."""
+    from django_cadence.engine import Engine
+
+    engines = []
+
+    def factory(**options):
+        options.setdefault("clock", clock)
+        options.setdefault("worker_id", "worker-t")
+        engine = Engine(**options)
+        engines.append(engine)
+        return engine
+
+    yield factory
+    for engine in engines:
+        engine.close()

@@ -75,8 +75,8 @@ def test_engine_runs_async_jobs(engine, schedule_at, clock):
     assert Attempt.objects.get().outcome == 2
 
 
-def test_engine_timeout_counts_as_failed_try_and_sets_cancel(schedule_at, clock):
-    engine = Engine(clock=clock, worker_id="w1", concurrency=2)
+def test_engine_timeout_counts_as_failed_try_and_sets_cancel(schedule_at, clock, threaded_engine):
+    engine = threaded_engine(concurrency=2)
     schedule_at(
         executor="tests.jobs.sleep_for",
         payload={"seconds": 30},
@@ -95,8 +95,7 @@ def test_engine_timeout_counts_as_failed_try_and_sets_cancel(schedule_at, clock)
     assert attempt.status == "pending"
     assert "timed out after 5 s" in attempt.error
     assert flight.claim.cancel_event.is_set()
-    flight.thread.join(5)
-    assert not flight.thread.is_alive()  # the job saw the cancel event and returned
+    assert flight.done.wait(5)  # the job saw the cancel event and returned
     engine.tick()  # its late result is discarded
     attempt.refresh_from_db()
     assert attempt.status == "pending"
@@ -180,9 +179,9 @@ def test_cancel_pending_and_running(schedule_at, clock):
     assert django_cadence.cancel(running).cancel_requested is True
 
 
-def test_engine_replace_cancels_the_running_try(schedule_at, clock, settings):
+def test_engine_replace_cancels_the_running_try(schedule_at, clock, settings, threaded_engine):
     settings.CADENCE_LEASE = 3
-    engine = Engine(clock=clock, worker_id="w1", concurrency=2)
+    engine = threaded_engine(concurrency=2)
     schedule = schedule_at(
         executor="tests.jobs.sleep_for",
         payload={"seconds": 30},
@@ -209,13 +208,13 @@ def test_engine_replace_cancels_the_running_try(schedule_at, clock, settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_engine_atomic_job_commits_effect_with_success(schedule_at, clock):
-    engine = Engine(clock=clock, worker_id="w1", concurrency=2)
+def test_engine_atomic_job_commits_effect_with_success(schedule_at, clock, threaded_engine):
+    engine = threaded_engine(concurrency=2)
     schedule = schedule_at(executor="tests.jobs.atomic_noop", interval=MINUTE)
     clock.advance(MINUTE)
     engine.tick()
     for flight in list(engine._in_flight.values()):
-        flight.thread.join(5)
+        assert flight.done.wait(5)
     engine.tick()
     attempt = Attempt.objects.get(schedule=schedule)
     assert (attempt.status, attempt.outcome) == ("succeeded", "atomic")

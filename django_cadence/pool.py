@@ -1,0 +1,86 @@
+"""Reusable threads for tries, which keep their database connections between tries.
+
+A thread per try would open a new database connection for every job that touches the
+database (a new server process on PostgreSQL). These threads live on, and so do their
+connections, unless one broke. A try that timed out may never give its thread back, so
+the pool never waits for one: it starts a new thread whenever none is idle, and threads
+beyond the pool's size exit when they finish.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+from django.db import DatabaseError, connections
+
+
+def _drop_broken_connections() -> None:
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is None:
+            continue
+        broken = connection.errors_occurred and not connection.is_usable()
+        if broken or connection.in_atomic_block:  # a job that left a transaction open
+            with contextlib.suppress(DatabaseError):
+                connection.close()
+
+
+class TryPool:
+    def __init__(self, size: int, name: str = "cadence-try") -> None:
+        self.size = size
+        self.name = name
+        self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+        self._all: list[threading.Thread] = []
+
+    def submit(self, task: Callable[[], None]) -> None:
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            else:
+                self._threads += 1
+                thread = threading.Thread(
+                    target=self._work, name=f"{self.name}-{self._threads}", daemon=True
+                )
+                self._all = [t for t in self._all if t.is_alive()] + [thread]
+                thread.start()
+        self._tasks.put(task)
+
+    def _work(self) -> None:
+        try:
+            while True:
+                task = self._tasks.get()
+                if task is None:
+                    return
+                try:
+                    task()
+                finally:
+                    _drop_broken_connections()
+                with self._lock:
+                    if self._threads > self.size:
+                        self._threads -= 1
+                        return
+                    self._idle += 1
+        finally:
+            connections.close_all()
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop idle threads and wait (up to ``timeout``) until they closed their connections.
+
+        Busy threads finish their try first and then exit, since the pool's size drops to 0.
+        """
+        with self._lock:
+            self.size = 0
+            idle, self._idle = self._idle, 0
+            self._threads -= idle
+            stopping = [t for t in self._all if t.is_alive()]
+        for _ in range(idle):
+            self._tasks.put(None)
+        deadline = time.monotonic() + timeout
+        for thread in stopping:
+            thread.join(max(0.0, deadline - time.monotonic()))
