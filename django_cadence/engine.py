@@ -197,14 +197,18 @@ class Engine:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""
         candidates = [now + timedelta(seconds=self.max_tick)]
         next_due = Schedule.objects.enabled().aggregate(at=Min("next_run_at"))["at"]
-        next_ready = None
-        if len(self._in_flight) < self.concurrency:  # with every slot busy, a finish wakes us
+        next_ready = next_lease = None
+        # While work flows (this tick claimed some), the tries' ends wake the engine and the
+        # next tick claims and recovers anyway: two queries fewer on the busy path.
+        flowing = self.claimed_last_tick > 0 and bool(self._in_flight)
+        if not flowing and len(self._in_flight) < self.concurrency:
             next_ready = (
                 Attempt.objects.pending()
                 .filter(schedule__enabled=True)
                 .aggregate(at=Min("retry_at"))["at"]
             )
-        next_lease = Attempt.objects.running().aggregate(at=Min("lease_until"))["at"]
+        if not flowing:
+            next_lease = Attempt.objects.running().aggregate(at=Min("lease_until"))["at"]
         candidates += [at for at in (next_due, next_ready) if at]
         if next_lease:
             candidates.append(next_lease + cadence_settings.RECOVERY_GRACE)
