@@ -1,0 +1,147 @@
+"""``python -m benchmarks``: run a workload, or compare django-cadence with its peers.
+
+    python -m benchmarks run W1|W2|W3|W4|W5 [--db sqlite|postgresql|mysql] [--workers N]
+                             [--concurrency C] [--quick] [--profile]
+    python -m benchmarks compare W1 W2 W3 [--quick] [--peers apscheduler,procrastinate,...]
+    python -m benchmarks peers [--setup]
+
+``run W5`` without ``--db`` runs the whole matrix (1, 2 and 4 workers on PostgreSQL and
+MariaDB, 1 on SQLite), each database in its own child process. Tables go to stdout, one
+JSON file per result to ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from . import harness
+
+DBS = ("postgresql", "mysql", "sqlite")
+
+
+def _setup_django(db: str) -> None:
+    os.environ["CADENCE_BENCH_DB"] = db
+    os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.settings"
+    import django
+
+    django.setup()
+
+
+def _run_dir(label: str):
+    path = harness.LOGS / f"{harness.utcnow():%Y%m%dT%H%M%SZ}-{label}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _emit(result: dict) -> dict:
+    if result["db"] != "postgresql" and result.get("goals"):
+        result["notes"].append("the goals are set for PostgreSQL; shown here for reference")
+    path = harness.write_result(result)
+    print(harness.render(result))
+    print(f"-> {path.relative_to(harness.ROOT)}\n", flush=True)
+    return result
+
+
+def run_ours(args) -> list[dict]:
+    from .ours import Cadence
+    from .workloads import OURS
+
+    workload = OURS[args.workload]
+    if args.workload == "W5":
+        counts = [args.workers] if args.workers else ([1] if args.db == "sqlite" else [1, 2, 4])
+    else:
+        counts = [args.workers or 1]
+    if args.db == "sqlite" and max(counts) > 1:
+        raise SystemExit("SQLite runs one worker per database file")
+    results = []
+    for workers in counts:
+        system = Cadence(
+            args.db,
+            workers=workers,
+            concurrency=args.concurrency,
+            run_dir=_run_dir(f"{args.workload}-{args.db}-{workers}w"),
+            count_queries=args.workload == "W5",
+            profile=args.profile,
+        )
+        result = workload(system, args.db, quick=args.quick)
+        result["logs"] = str(system.run_dir.relative_to(harness.ROOT))
+        if args.profile:
+            from .profile import summarize
+
+            result["profile"] = summarize(system.run_dir / "w1.pyspy.txt")
+            print(result["profile"]["text"])
+        results.append(_emit(result))
+    return results
+
+
+def _w5_matrix(args) -> None:
+    """Each database in a child harness (Django settings are per process)."""
+    rows = []
+    for db in DBS:
+        cmd = [sys.executable, "-m", "benchmarks", "run", "W5", "--db", db, "--json-out", "-"]
+        cmd += ["--concurrency", str(args.concurrency)] + (["--quick"] if args.quick else [])
+        print(f"# W5 on {db}", flush=True)
+        proc = subprocess.run(cmd, cwd=harness.ROOT, capture_output=True, text=True)
+        sys.stdout.write(proc.stdout.split("@@JSON@@")[0])
+        if proc.returncode:
+            sys.stderr.write(proc.stderr[-3000:])
+            rows.append({"db": db, "status": f"failed ({proc.returncode})"})
+            continue
+        for result in json.loads(proc.stdout.split("@@JSON@@")[1]):
+            rows += result["rows"]
+    print("== W5 matrix")
+    print(harness.table(rows))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.split("\n")[0]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run one workload of django-cadence")
+    run.add_argument("workload", choices=("W1", "W2", "W3", "W4", "W5"))
+    run.add_argument("--db", choices=DBS, default=None)
+    run.add_argument("--workers", type=int, default=None)
+    run.add_argument("--concurrency", type=int, default=8)
+    run.add_argument("--quick", action="store_true", help="shorter windows (W2/W3 20 s)")
+    run.add_argument("--profile", action="store_true", help="py-spy on worker w1")
+    run.add_argument("--json-out", help=argparse.SUPPRESS)
+    cmp = sub.add_parser("compare", help="ours and the peers, back to back")
+    cmp.add_argument("workloads", nargs="+", choices=("W1", "W2", "W3"))
+    cmp.add_argument("--quick", action="store_true")
+    cmp.add_argument("--concurrency", type=int, default=8)
+    cmp.add_argument("--peers", default=None, help="comma-separated subset of the peers")
+    peers = sub.add_parser("peers", help="list the peers; --setup makes their virtualenvs")
+    peers.add_argument("--setup", action="store_true")
+    args = parser.parse_args(argv)
+
+    if args.command == "run":
+        if args.workload == "W5" and args.db is None:
+            _w5_matrix(args)
+            return
+        args.db = args.db or "postgresql"
+        _setup_django(args.db)
+        results = run_ours(args)
+        if args.json_out == "-":
+            print("@@JSON@@" + json.dumps(results, default=str))
+    elif args.command == "compare":
+        _setup_django("postgresql")
+        from .compare import compare
+
+        compare(args)
+    else:
+        from .peers import PEERS
+
+        for name, peer in PEERS.items():
+            line = f"{name:14} {peer.describe()}"
+            if args.setup:
+                line += f"  venv: {peer.ensure_venv()}"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()

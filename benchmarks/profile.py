@@ -1,0 +1,70 @@
+"""Summaries of a py-spy ``--format raw --threads`` profile of on-CPU samples.
+
+Frames are aggregated per function (``name (file)``, line numbers dropped) and samples are
+grouped per thread kind: the engine's main thread, the try threads (``cadence-try-*``), the
+LISTEN thread.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+_LINE = re.compile(r":\d+\)$")
+
+
+def _thread_kind(frame: str) -> str:
+    if "MainThread" in frame:
+        return "engine main thread"
+    if "cadence-try" in frame:
+        return "try threads"
+    if "cadence-listener" in frame:
+        return "listener thread"
+    return "other threads"
+
+
+def summarize(path: Path, top: int = 22) -> dict[str, Any]:
+    if not path.exists():
+        return {"text": f"(no profile at {path})", "inclusive": [], "self": []}
+    inclusive: Counter[str] = Counter()
+    own: Counter[str] = Counter()
+    threads: Counter[str] = Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        n = int(count)
+        frames = [f for f in stack.split(";") if f and not f.startswith("process ")]
+        kind = "other threads"
+        if frames and frames[0].startswith("thread "):
+            kind = _thread_kind(frames.pop(0))
+        frames = [_LINE.sub(")", f) for f in frames]
+        if not frames:
+            continue
+        total += n
+        threads[kind] += n
+        for frame in set(frames):
+            inclusive[frame] += n
+        own[frames[-1]] += n
+    if not total:
+        return {"text": f"(empty profile {path})", "inclusive": [], "self": []}
+
+    def pct(n: int) -> str:
+        return f"{100 * n / total:5.1f}%"
+
+    lines = [f"py-spy on-CPU samples: {total} ({path.name}); by thread:"]
+    lines += [f"  {pct(n)}  {k}" for k, n in threads.most_common()]
+    lines.append("inclusive (per function):")
+    lines += [f"  {pct(n)}  {f}" for f, n in inclusive.most_common(top)]
+    lines.append("self:")
+    lines += [f"  {pct(n)}  {f}" for f, n in own.most_common(top)]
+    return {
+        "text": "\n".join(lines),
+        "samples": total,
+        "threads": dict(threads),
+        "inclusive": inclusive.most_common(80),
+        "self": own.most_common(80),
+    }

@@ -1,0 +1,73 @@
+"""Django settings for the benchmark databases; ``CADENCE_BENCH_DB`` picks the backend.
+
+- ``postgresql``: database ``cadence_bench`` on 127.0.0.1:5432 (user postgres, trust).
+- ``mysql``: database ``cadence_bench`` on MariaDB 127.0.0.1:3306 (root, no password).
+- ``sqlite``: ``benchmarks/results/cadence_bench.sqlite3``.
+
+The harness drops and recreates the database at the start of every workload. Everything
+else is the engine's defaults (``CONN_MAX_AGE = 0``, INFO logging of the command), so what
+is measured is what a user gets out of the box. ``CADENCE_BENCH_OVERRIDES`` (JSON) may set
+``CADENCE_*`` settings for an experiment; the harness records it in the results.
+"""
+
+import json
+import os
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+SECRET_KEY = "django-cadence-benchmarks"
+USE_TZ = True
+TIME_ZONE = "UTC"
+DEBUG = False
+
+INSTALLED_APPS = [
+    "django.contrib.contenttypes",
+    "django_cadence",
+    "benchmarks.app",
+]
+
+BENCH_DB = os.environ.get("CADENCE_BENCH_DB", "postgresql")
+BENCH_NAME = "cadence_bench"
+
+if BENCH_DB == "postgresql":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": BENCH_NAME,
+            "USER": os.environ.get("CADENCE_BENCH_PG_USER", "postgres"),
+            "HOST": os.environ.get("CADENCE_BENCH_PG_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("CADENCE_BENCH_PG_PORT", "5432"),
+        }
+    }
+elif BENCH_DB == "mysql":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.mysql",
+            "NAME": BENCH_NAME,
+            "USER": os.environ.get("CADENCE_BENCH_MYSQL_USER", "root"),
+            "PASSWORD": os.environ.get("CADENCE_BENCH_MYSQL_PASSWORD", ""),
+            "HOST": os.environ.get("CADENCE_BENCH_MYSQL_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("CADENCE_BENCH_MYSQL_PORT", "3306"),
+            "OPTIONS": {"charset": "utf8mb4"},
+        }
+    }
+elif BENCH_DB == "sqlite":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(RESULTS / "cadence_bench.sqlite3"),
+            "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
+        }
+    }
+else:
+    raise RuntimeError(f"CADENCE_BENCH_DB must be sqlite, postgresql or mysql, not {BENCH_DB!r}")
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CADENCE_EXECUTORS = ["benchmarks.app.jobs.*"]
+
+for _name, _value in json.loads(os.environ.get("CADENCE_BENCH_OVERRIDES") or "{}").items():
+    if not _name.startswith("CADENCE_"):
+        raise RuntimeError(f"CADENCE_BENCH_OVERRIDES may set only CADENCE_* settings: {_name}")
+    globals()[_name] = _value
