@@ -69,6 +69,39 @@ def _zero_ok_duration(name: str, value: Any) -> timedelta:
     return _duration(name, value, allow_zero=True)
 
 
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ImproperlyConfigured(f"{name} must be True or False, not {value!r}.")
+    return value
+
+
+def _optional_port(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
+        raise ImproperlyConfigured(f"{name} must be None or a TCP port (1-65535), not {value!r}.")
+    return value
+
+
+def _schedules(name: str, value: Any) -> dict[str, dict[str, Any]]:
+    """The outline only (names to dicts of fields); ``declarations`` checks each field."""
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(
+            f"{name} must be a dict of schedule name to a dict of fields, "
+            f"not {type(value).__name__}."
+        )
+    for key, entry in value.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ImproperlyConfigured(
+                f"{name} keys must be non-empty schedule names, not {key!r}."
+            )
+        if not isinstance(entry, dict):
+            raise ImproperlyConfigured(
+                f"{name}[{key!r}] must be a dict of fields, not {type(entry).__name__}."
+            )
+    return value
+
+
 _SETTINGS = {
     s.name: s
     for s in (
@@ -94,6 +127,13 @@ _SETTINGS = {
         _Setting("CADENCE_CONCURRENCY", 4, _positive_int),
         _Setting("CADENCE_MAX_TICK", timedelta(seconds=10), _duration),
         _Setting("CADENCE_SHUTDOWN_GRACE", timedelta(seconds=30), _zero_ok_duration),
+        # Schedules as code (reconcile.py) and Django tasks (tasks.py).
+        _Setting("CADENCE_SCHEDULES", {}, _schedules),
+        _Setting("CADENCE_RECONCILE_ON_START", True, _bool),
+        _Setting("CADENCE_TASKS", (), _string_list),
+        # Prometheus metrics (metrics.py), off unless asked for.
+        _Setting("CADENCE_METRICS", False, _bool),
+        _Setting("CADENCE_METRICS_PORT", None, _optional_port),
     )
 }
 
@@ -169,6 +209,26 @@ class CadenceSettings:
     @property
     def SHUTDOWN_GRACE(self) -> timedelta:  # noqa: N802
         return self._get("CADENCE_SHUTDOWN_GRACE")
+
+    @property
+    def SCHEDULES(self) -> dict[str, Any]:  # noqa: N802
+        return self._get("CADENCE_SCHEDULES")
+
+    @property
+    def RECONCILE_ON_START(self) -> bool:  # noqa: N802
+        return self._get("CADENCE_RECONCILE_ON_START")
+
+    @property
+    def TASKS(self) -> tuple[str, ...]:  # noqa: N802
+        return self._get("CADENCE_TASKS")
+
+    @property
+    def METRICS(self) -> bool:  # noqa: N802
+        return self._get("CADENCE_METRICS")
+
+    @property
+    def METRICS_PORT(self) -> int | None:  # noqa: N802
+        return self._get("CADENCE_METRICS_PORT")
 
 
 def setting_names() -> tuple[str, ...]:

@@ -49,7 +49,8 @@ class JobOptions:
     max_runtime: timedelta | None = None
     delivery: str = "at_least_once"
     isolation: str = "thread"
-    # A later ``schedule=`` option (declare the schedule next to the job) goes here.
+    # A schedule declared next to the job (reconcile.py): its fields, the executor implied.
+    schedule: dict[str, Any] | None = field(default=None, hash=False)
 
 
 _registry: dict[str, JobOptions] = {}
@@ -91,6 +92,22 @@ def _job_path(func: Any) -> str:
     return path
 
 
+def _job_schedule(value: Any) -> dict[str, Any] | None:
+    """``"*/5 * * * *"`` or a dict of fields; each field is checked when it is reconciled."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return {"cron": value}
+    if not isinstance(value, dict):
+        raise ValueError(f"@job(schedule=...) must be a cron string or a dict, not {value!r}.")
+    implied = sorted({"executor", "task"} & value.keys())
+    if implied:
+        raise ValueError(
+            f"@job(schedule=...) must not set {', '.join(implied)}: the job is the executor."
+        )
+    return dict(value)
+
+
 def job(
     func: F | None = None,
     /,
@@ -101,11 +118,14 @@ def job(
     max_runtime: timedelta | float | None = None,
     delivery: str = "at_least_once",
     isolation: str = "thread",
+    schedule: str | dict[str, Any] | None = None,
 ) -> Any:
     """Register a module-level function as an executor (allowed by registration alone).
 
     Usable bare (``@job``) or with options; the function is returned unchanged, with its
     :class:`JobOptions` as ``func.cadence_job``. Bad options raise ``ValueError`` at once.
+    ``schedule`` declares a schedule named after the job's path that runs it: a cron string
+    or a dict of schedule fields; ``run_cadence`` and ``cadence_sync`` create and update it.
     """
     if max_attempts is not None and (type(max_attempts) is not int or max_attempts < 1):
         raise ValueError(f"@job(max_attempts=...) must be an integer >= 1, not {max_attempts!r}.")
@@ -116,6 +136,7 @@ def job(
         "max_runtime": _duration("max_runtime", max_runtime),
         "delivery": _choice("delivery", delivery, DELIVERIES),
         "isolation": _choice("isolation", isolation, ISOLATIONS),
+        "schedule": _job_schedule(schedule),
     }
     base, cap = options["retry_base"], options["retry_cap"]
     if base is not None and cap is not None and cap < base:

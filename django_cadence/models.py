@@ -149,6 +149,20 @@ class Schedule(models.Model):
     pause_reason = models.TextField(blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # Schedules as code (reconcile.py).
+    code_owned = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Declared in code (CADENCE_SCHEDULES or @job(schedule=...)): cadence_sync owns "
+        "its spec, executor, payload and policies; pausing it stays the operator's choice.",
+    )
+    removed_from_code_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When cadence_sync disabled it for no longer being declared in code.",
+    )
+
     objects = ScheduleQuerySet.as_manager()
 
     class Meta:
@@ -293,8 +307,9 @@ class Schedule(models.Model):
         return specs.next_occurrence(self.spec(), after)
 
     @classmethod
-    def from_db(cls, db, field_names, values):
-        instance = super().from_db(db, field_names, values)
+    def from_db(cls, db, field_names, values, **kwargs):
+        # **kwargs: Django 6.1 passes fetch_mode; 5.2 passes nothing more.
+        instance = super().from_db(db, field_names, values, **kwargs)
         instance._loaded_enabled = instance.__dict__.get("enabled")
         return instance
 
@@ -489,3 +504,20 @@ class Worker(models.Model):
 
     def __str__(self) -> str:
         return self.worker_id
+
+
+class Lock(models.Model):
+    """A named row that serialises rare fleet-wide operations, such as reconciling schedules.
+
+    Holding the lock means having updated its row in the current transaction: an ``UPDATE``
+    takes a row lock on PostgreSQL and MariaDB (and the write lock on SQLite), so the same
+    code serialises every backend, and the database releases it at commit, rollback or when
+    the holder's connection dies.
+    """
+
+    name = models.CharField(max_length=64, unique=True)
+    holder = models.CharField(max_length=200, blank=True)
+    acquired_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.name

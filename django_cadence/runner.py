@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import CharField, Count, F, Min, Q, Value
+from django.db.models import CharField, Count, Exists, F, Min, OuterRef, Q, Value
 from django.db.models.functions import Cast, Concat
 
 from . import executors, policies, signals
@@ -111,6 +111,7 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
         candidates = list(
             Attempt.objects.ready(due_by or now)
             .filter(schedule__enabled=True)  # nothing runs while its schedule is paused
+            .filter(_next_in_line())
             .order_by("retry_at", "id")
             .select_for_update(skip_locked=True, **_lock_only_attempts())
             .only(
@@ -149,6 +150,22 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
     for c in claims:
         signals.attempt_started.send(Attempt, **_event(c))
     return claims
+
+
+def _next_in_line() -> Q:
+    """Leave out, in the query itself, a serial schedule's attempts that must wait: one of its
+    attempts runs, or an earlier occurrence of it is pending (a retry not ready yet).
+
+    Such rows would otherwise fill the window of candidates (they are ready earlier by
+    ``retry_at`` than a head that was retried or recovered), and a large enough backlog
+    would leave the worker nothing to claim at all. ``_choose`` still decides, under the
+    schedules' row locks; this only keeps the window for attempts that may run.
+    """
+    ahead = Attempt.objects.filter(schedule_id=OuterRef("schedule_id")).filter(
+        Q(status=Status.RUNNING)
+        | Q(status=Status.PENDING, occurrence_at__lt=OuterRef("occurrence_at"))
+    )
+    return Q(schedule__overlap="allow") | ~Exists(ahead)
 
 
 def _lock_only_attempts() -> dict[str, Any]:

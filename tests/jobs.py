@@ -128,3 +128,32 @@ def process_sleep(seconds: float = 30) -> int:
     """Sleeps in a child process, ignoring cancel events: only killing it stops it early."""
     time.sleep(seconds)
     return os.getpid()
+
+
+def fails_until_file(path: str) -> str:
+    """Fail permanently (a dead letter at once) while ``path`` is missing; succeed once it exists.
+
+    The browser test retries the dead letter from the admin after creating the file.
+    """
+    if not Path(path).exists():
+        raise Permanent(f"{Path(path).name} is not there yet")
+    return f"imported {Path(path).name}"
+
+
+@job(delivery="atomic")
+def atomic_flaky(context: Any, fail_tries: int = 1, seconds: float = 0) -> str:
+    """Atomic: insert an ``Effect`` keyed by the idempotency key, sleep, then fail while
+    ``context.try_number <= fail_tries``. A failed try rolls its insert back, so a succeeded
+    attempt has exactly one ``Effect`` and a dead-lettered one none (the chaos harness)."""
+    from tests.models import Effect
+
+    Effect.objects.create(key=context.idempotency_key)
+    sleep_for(seconds)
+    if context.try_number <= fail_tries:
+        raise RuntimeError(f"atomic try {context.try_number} fails after its insert")
+    return "effect written"
+
+
+def raise_with_kwargs(**kwargs: Any) -> None:
+    """Fail with the payload's repr in the message, as careless job code does (redaction)."""
+    raise RuntimeError(f"could not log in with {kwargs!r}")

@@ -14,6 +14,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "django.contrib.staticfiles",
     "dalf",
     "django_cadence",
     "tests",
@@ -80,6 +81,10 @@ else:
     raise RuntimeError(f"CADENCE_TEST_DB must be sqlite, postgresql or mysql, not {_DB!r}")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The admin's CSS and JavaScript (the schedule preview among them): the browser tests' live
+# server serves them from the apps' static folders, as runserver does in the example project.
+STATIC_URL = "/static/"
 
 CADENCE_EXECUTORS = ["tests.jobs.*"]
 

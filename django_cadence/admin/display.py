@@ -22,6 +22,7 @@ from ..models import Status
 from ..payloads import redact, redact_text
 
 EXCERPT_CHARS = 120
+TRACEBACK_HEAD = "Traceback (most recent call last):"
 STATUS_LABELS = dict(Status.choices)
 
 
@@ -68,14 +69,30 @@ def text_block(text: str | None) -> SafeString | str:
 
 
 def excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> SafeString | str:
-    """The first line of a job text, scrubbed and shortened; the whole text as its tooltip."""
+    """The headline of a job text, scrubbed and shortened; the whole text as its tooltip."""
     if not text:
         return ""
     scrubbed = redact_text(str(text))
-    first = scrubbed.strip().splitlines()[0] if scrubbed.strip() else ""
+    first = headline(scrubbed)
     if len(first) > limit:
         first = first[: limit - 1] + "…"
     return format_html('<span title="{}">{}</span>', scrubbed[:1000], first)
+
+
+def headline(text: str) -> str:
+    """The line that says what went wrong: a traceback's exception line, else the first line.
+
+    Errors recorded by the engine are whole tracebacks, whose first line is always
+    ``Traceback (most recent call last):``; the exception (``module.Error: message``) is the
+    first unindented line after the frames of the last traceback (the last of a chain).
+    """
+    lines = text.strip().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(TRACEBACK_HEAD)]
+    if starts:
+        for line in lines[starts[-1] + 1 :]:
+            if line.strip() and not line[0].isspace():
+                return line
+    return lines[0] if lines else ""
 
 
 def instant(value: datetime | None, tz_name: str | None = None) -> str:

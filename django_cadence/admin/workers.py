@@ -1,0 +1,103 @@
+"""Workers: the ``run_cadence`` processes that registered, read-only, with their state.
+
+A worker is *live* while it renews its heartbeat, *lost* once it has been silent for longer
+than 3 x max(CADENCE_LEASE, CADENCE_MAX_TICK) without saying it stopped (killed, frozen, cut
+off), and *stopped* when it shut down cleanly. Purely informational: no decision of the engine
+depends on this table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Case, CharField, QuerySet, Value, When
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from ..clock import default_clock
+from ..models import Worker
+from ..status import worker_state, worker_timeout
+
+STATES = ("live", "lost", "stopped")
+
+
+class StateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(state, state) for state in STATES]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "stopped":
+            return queryset.filter(stopped_at__isnull=False)
+        if self.value() in ("live", "lost"):
+            now = default_clock().now()
+            return getattr(queryset, self.value())(now, worker_timeout())
+        return queryset
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = (
+        "worker_id",
+        "state",
+        "host",
+        "pid",
+        "started_at",
+        "heartbeat_at",
+        "load",
+        "stopped_at",
+    )
+    list_filter = (StateFilter, "host")
+    search_fields = ("worker_id", "host")
+    ordering = ("-heartbeat_at",)
+    readonly_fields = (
+        "worker_id",
+        "state",
+        "host",
+        "pid",
+        "started_at",
+        "heartbeat_at",
+        "stopped_at",
+        "in_flight",
+        "concurrency",
+    )
+    fields = readonly_fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        """Each row's state from one reading of the engine clock, computed in the query."""
+        since = default_clock().now() - worker_timeout()
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                state_value=Case(
+                    When(stopped_at__isnull=False, then=Value("stopped")),
+                    When(heartbeat_at__gte=since, then=Value("live")),
+                    default=Value("lost"),
+                    output_field=CharField(),
+                )
+            )
+        )
+
+    # Written by the engines only.
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="state", ordering="state_value")
+    def state(self, obj: Worker) -> str:
+        state = getattr(obj, "state_value", None) or worker_state(obj, default_clock().now())
+        return format_html('<span class="cadence-worker-{}">{}</span>', state, state)
+
+    @admin.display(description="in flight / concurrency")
+    def load(self, obj: Worker) -> str:
+        return f"{obj.in_flight}/{obj.concurrency}"

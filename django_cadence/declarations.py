@@ -1,0 +1,197 @@
+"""Schedules declared in code, as unsaved and validated ``Schedule`` instances.
+
+Two places declare them: ``CADENCE_SCHEDULES`` (schedule name -> dict of fields) and
+``@job(schedule=...)`` (a schedule named after the job's path that runs the job). Nothing here
+touches the database: each declaration becomes an unsaved ``Schedule`` checked exactly as a
+form would check it (``full_clean``), so :mod:`django_cadence.reconcile` compares it field by
+field with the row. A bad declaration raises :class:`DeclarationError` naming the schedule,
+where it was declared, and each bad field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+from django.utils.dateparse import parse_datetime, parse_duration
+
+from . import executors
+from .conf import cadence_settings
+from .exceptions import CadenceError
+
+if TYPE_CHECKING:
+    from .models import Schedule
+
+TASK_EXECUTOR = "django_cadence.tasks.enqueue"
+
+# What code owns: the spec, the executor and payload, the policies. The operator keeps
+# ``enabled`` (a pause survives redeploys); the engine keeps its own fields.
+SPEC_FIELDS = ("kind", "cron", "interval", "run_at", "timezone", "start_at", "end_at")
+CODE_OWNED_FIELDS = (
+    *SPEC_FIELDS,
+    "max_occurrences",
+    "jitter",
+    "executor",
+    "payload",
+    "overlap",
+    "misfire",
+    "misfire_grace",
+    "max_attempts",
+    "retry_base",
+    "retry_cap",
+    "max_runtime",
+    "pause_after_failures",
+)
+DURATION_FIELDS = frozenset(
+    {"interval", "misfire_grace", "retry_base", "retry_cap", "max_runtime", "jitter"}
+)
+DATETIME_FIELDS = frozenset({"run_at", "start_at", "end_at"})
+TASK_KEYS = ("task", "args", "kwargs")
+ACCEPTED_KEYS = frozenset(CODE_OWNED_FIELDS) | frozenset(TASK_KEYS)
+KIND_KEYS = {"cron": "cron", "interval": "interval", "run_at": "once"}
+
+
+class DeclarationError(CadenceError, ValueError):
+    """A schedule declared in code is invalid."""
+
+    def __init__(self, name: str, origin: str, errors: dict[str, list[str]]) -> None:
+        self.name = name
+        self.origin = origin
+        self.errors = errors
+        details = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in sorted(errors.items())
+        )
+        super().__init__(f"schedule {name!r} ({origin}): {details}")
+
+
+@dataclass(frozen=True)
+class Declaration:
+    name: str
+    origin: str  # where it is declared, for error messages
+    fields: dict[str, Any]
+    executor: str = ""  # set for @job(schedule=...): the job itself
+
+
+def collect() -> tuple[list[Declaration], list[DeclarationError]]:
+    """Every declaration, settings first; a name declared twice is an error for the second."""
+    found: dict[str, Declaration] = {}
+    errors: list[DeclarationError] = []
+    for name, fields in cadence_settings.SCHEDULES.items():
+        found[name] = Declaration(name, f"CADENCE_SCHEDULES[{name!r}]", dict(fields))
+    for path, options in sorted(executors.registered_jobs().items()):
+        if options.schedule is None:
+            continue
+        fields = dict(options.schedule)
+        name = fields.pop("name", path)
+        origin = f"@job(schedule=...) on {path}"
+        if not isinstance(name, str) or not name.strip():
+            errors.append(DeclarationError(str(name), origin, {"name": ["must be a string."]}))
+        elif name in found:
+            message = f"the name is also declared by {found[name].origin}."
+            errors.append(DeclarationError(name, origin, {"name": [message]}))
+        else:
+            found[name] = Declaration(name, origin, fields, executor=path)
+    return list(found.values()), errors
+
+
+def build(declaration: Declaration) -> Schedule:
+    """The declared schedule, unsaved and validated; ``DeclarationError`` lists what is wrong."""
+    from .models import Schedule
+
+    errors: dict[str, list[str]] = {}
+
+    def add(field: str, message: str) -> None:
+        errors.setdefault(field, []).append(message)
+
+    fields = _expand_task(declaration, add)
+    if declaration.executor:
+        fields["executor"] = declaration.executor
+    for key in sorted(set(fields) - ACCEPTED_KEYS - {"executor"}):
+        add(key, f"unknown field; use one of {', '.join(sorted(ACCEPTED_KEYS))}.")
+        fields.pop(key)
+    if "kind" not in fields:
+        _infer_kind(fields, add)
+    for key in DURATION_FIELDS & fields.keys():
+        fields[key] = _duration(key, fields[key], add)
+    for key in DATETIME_FIELDS & fields.keys():
+        fields[key] = _instant(key, fields[key], add)
+    candidate = Schedule(name=declaration.name, code_owned=True, **fields)
+    try:
+        candidate.full_clean(validate_unique=False, validate_constraints=False)
+    except ValidationError as exc:
+        for field, messages in exc.message_dict.items():
+            for message in messages:
+                add(field, message)
+    if errors:
+        raise DeclarationError(declaration.name, declaration.origin, errors)
+    return candidate
+
+
+def _expand_task(declaration: Declaration, add) -> dict[str, Any]:
+    """``{"task": "myapp.tasks.send", "args": [...], "kwargs": {...}}`` -> the tasks executor."""
+    fields = dict(declaration.fields)
+    if "task" not in fields:
+        for key in ("args", "kwargs"):
+            if key in fields:
+                add(key, "is only accepted together with task.")
+                fields.pop(key)
+        return fields
+    for key in ("executor", "payload"):
+        if key in fields:
+            add(key, "give either task (with args and kwargs) or executor and payload.")
+            fields.pop(key)
+    task = fields.pop("task")
+    payload: dict[str, Any] = {"task": task}
+    for key in ("args", "kwargs"):
+        if key in fields:
+            payload[key] = fields.pop(key)
+    from .tasks import TaskNotUsable, check_task
+
+    try:
+        check_task(task)
+    except TaskNotUsable as exc:
+        add("task", str(exc))
+    fields["executor"] = TASK_EXECUTOR
+    fields["payload"] = payload
+    return fields
+
+
+def _infer_kind(fields: dict[str, Any], add) -> None:
+    given = [key for key in KIND_KEYS if fields.get(key) not in (None, "")]
+    if len(given) == 1:
+        fields["kind"] = KIND_KEYS[given[0]]
+    elif not given:
+        add("kind", "give one of cron, interval or run_at (or task with one of them).")
+    else:
+        add("kind", f"give only one of cron, interval or run_at, not {', '.join(given)}.")
+
+
+def _duration(field: str, value: Any, add) -> timedelta | None:
+    if value is None or isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return timedelta(seconds=value)
+    parsed = parse_duration(value) if isinstance(value, str) else None
+    if parsed is None:
+        add(field, f"must be a timedelta, seconds or a duration such as '00:05:00', not {value!r}.")
+    return parsed
+
+
+def _instant(field: str, value: Any, add) -> datetime | None:
+    parsed = value
+    if isinstance(value, str):
+        try:
+            parsed = parse_datetime(value)
+        except ValueError:
+            parsed = None
+    if value is None:
+        return None
+    if not isinstance(parsed, datetime):
+        add(field, f"must be a datetime or an ISO 8601 string, not {value!r}.")
+        return None
+    if parsed.utcoffset() is None:
+        add(field, f"must include a time zone (such as 2026-01-01T00:00:00Z), not {value!r}.")
+        return None
+    return parsed

@@ -1,0 +1,97 @@
+"""``manage.py cadence_prune [--older-than 30d] [--keep N] [--include-dead-letters] [--dry-run]``.
+
+Deletes finished attempts that a retention rule lets go, in batches; pending and running
+attempts are never touched, dead letters only with ``--include-dead-letters``. The two rules
+are independent: an attempt goes when it finished more than ``--older-than`` ago, or when it
+is not among the newest ``--keep`` finished attempts of its schedule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from datetime import timedelta
+
+from django.core.management.base import BaseCommand, CommandError
+
+from django_cadence.clock import default_clock
+from django_cadence.retention import Retention, prune
+
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_AGE_RE = re.compile(r"(\d+)([smhdw])")
+
+
+def age(value: str) -> timedelta:
+    """``30d``, ``12h``, ``90m``, ``45s`` or ``2w``."""
+    match = _AGE_RE.fullmatch(value.strip().lower())
+    if not match or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an age such as 30d, 12h, 90m, 45s or 2w (more than zero)"
+        )
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def count(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return number
+
+
+def batch(value: str) -> int:
+    number = count(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return number
+
+
+class Command(BaseCommand):
+    help = "Delete finished attempts older than an age and/or beyond the newest N per schedule."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--older-than", type=age, default=None, help="Age such as 30d, 12h, 90m, 2w."
+        )
+        parser.add_argument(
+            "--keep", type=count, default=None, help="Finished attempts to keep per schedule."
+        )
+        parser.add_argument(
+            "--include-dead-letters",
+            action="store_true",
+            help="Prune dead letters too (kept by default: an operator decides on them).",
+        )
+        parser.add_argument("--dry-run", action="store_true", help="Count; delete nothing.")
+        parser.add_argument("--batch-size", type=batch, default=1000, help="Rows per DELETE.")
+
+    def handle(self, *args, **options) -> None:
+        retention = Retention(
+            older_than=options["older_than"],
+            keep=options["keep"],
+            include_dead_letters=options["include_dead_letters"],
+        )
+        if retention.older_than is None and retention.keep is None:
+            raise CommandError("Nothing to prune by: give --older-than, --keep, or both.")
+        dry_run = options["dry_run"]
+        counts = prune(
+            retention, default_clock().now(), dry_run=dry_run, batch_size=options["batch_size"]
+        )
+        rules = []
+        if retention.older_than is not None:
+            rules.append(f"{counts.by_age} finished more than {_age(retention.older_than)} ago")
+        if retention.keep is not None:
+            rules.append(f"{counts.by_count} beyond the newest {retention.keep} per schedule")
+        verb = "would delete" if dry_run else "deleted"
+        kept = "" if retention.include_dead_letters else "; dead letters kept"
+        self.stdout.write(f"{verb} {counts.total} finished attempt(s): {', '.join(rules)}{kept}")
+
+
+def _age(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    for unit, size in (("week", 604800), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{seconds} seconds"

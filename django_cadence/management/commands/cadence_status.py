@@ -1,0 +1,96 @@
+"""``manage.py cadence_status [--json]``: schedules, failures, workers and the queue at a glance.
+
+Per schedule: enabled, next run, last outcome, and lag (how long the oldest ready attempt has
+waited to start). Then the schedules with dead letters in the last 24 hours, the live and lost
+workers (silent for more than 3 x max(CADENCE_LEASE, CADENCE_MAX_TICK)), and the queue depth.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.core.management.base import BaseCommand
+
+from django_cadence.clock import default_clock
+from django_cadence.status import StatusReport, collect
+
+
+class Command(BaseCommand):
+    help = "Show schedules (next run, last outcome, lag), failing schedules, workers and the queue."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--json", action="store_true", help="Print one JSON document.")
+
+    def handle(self, *args, **options) -> None:
+        report = collect(default_clock().now())
+        if options["json"]:
+            self.stdout.write(json.dumps(report.as_json(), indent=2))
+            return
+        self.stdout.write("\n".join(render(report)))
+
+
+def render(report: StatusReport) -> list[str]:
+    lines = [f"Schedules ({len(report.schedules)}) at {_at(report.now)}"]
+    rows = [
+        (
+            s.name,
+            "yes" if s.enabled else "paused",
+            "code" if s.code_owned else "db",
+            _at(s.next_run_at) if s.enabled else "-",
+            f"{s.last_status} {_at(s.last_occurrence_at)}" if s.last_status else "-",
+            _seconds(s.lag_seconds),
+        )
+        for s in report.schedules
+    ]
+    lines += _table(("NAME", "ENABLED", "SOURCE", "NEXT RUN", "LAST OUTCOME", "LAG"), rows)
+    lines.append("")
+    lines.append(f"Failing: {len(report.failing)} schedule(s) with dead letters in the last 24 h")
+    for f in report.failing:
+        lines.append(f"  {f.schedule}: {f.dead_letters} dead letter(s), last {_at(f.last_at)}")
+        if f.last_error:
+            lines.append(f"    {f.last_error}")
+    live = [w for w in report.workers if w.state == "live"]
+    lost = [w for w in report.workers if w.state == "lost"]
+    lines.append("")
+    lines.append(f"Workers: {len(live)} live, {len(lost)} lost")
+    worker_rows = [
+        (
+            w.state,
+            w.worker_id,
+            w.host,
+            str(w.pid),
+            f"{_seconds((report.now - w.heartbeat_at).total_seconds())} ago",
+            f"{w.in_flight}/{w.concurrency}",
+        )
+        for w in live + lost
+    ]
+    lines += _table(("STATE", "WORKER", "HOST", "PID", "HEARTBEAT", "IN FLIGHT"), worker_rows)
+    lines.append("")
+    lines.append(f"Queue: {report.queue_depth} attempt(s) ready to start")
+    return lines
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    if not rows:
+        return ["  (none)"]
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+    return [
+        ("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))).rstrip()
+        for row in (header, *rows)
+    ]
+
+
+def _at(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%SZ") if value else "-"
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value < 120:
+        return f"{value:.0f}s"
+    if value < 7200:
+        return f"{value / 60:.0f}m"
+    return f"{value / 3600:.1f}h"

@@ -1,0 +1,253 @@
+"""Prometheus metrics: optional (``pip install "django-cadence[metrics]"``), off by default.
+
+With ``CADENCE_METRICS = True``:
+
+- in each engine process, ``start_http_server(port)`` (or ``start_from_settings()`` with
+  ``CADENCE_METRICS_PORT``) serves ``/metrics``; ``install(registry)`` instead adds everything
+  to a registry the project already exposes;
+- in a web process, :func:`metrics_view` serves the database-wide gauges (mount it in urls).
+
+Series (labels are only ``schedule`` (its name), ``status`` and ``state``; never payloads,
+errors or anything a job provides):
+
+- ``cadence_firing_lag_seconds{schedule}`` histogram: first try's start minus its occurrence;
+- ``cadence_dead_letters_total{schedule}``, ``cadence_lease_recoveries_total{schedule}``:
+  counted by the engine process that wrote them (sum over engines);
+- ``cadence_attempts{schedule,status}``, ``cadence_queue_depth`` (ready pending attempts),
+  ``cadence_queue_oldest_seconds``, ``cadence_workers{state}``: queried from the database at
+  scrape time, the same whichever process serves them. The attempts count reads every
+  attempt row: prune finished attempts (``cadence_prune``) to keep scrapes cheap.
+
+If ``CADENCE_METRICS`` is False every function here is a no-op; if it is True and
+``prometheus_client`` is missing, they raise ``ImproperlyConfigured`` saying what to install.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+from django.db.models import Count, Min
+from django.utils import timezone
+
+from . import signals
+from .clock import default_clock
+from .conf import cadence_settings
+from .models import Attempt, Worker
+from .status import worker_timeout
+
+logger = logging.getLogger(__name__)
+
+LAG_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600)
+_lock = threading.Lock()
+_installed: dict[int, _EventMetrics] = {}  # by id(registry)
+
+
+def enabled() -> bool:
+    return cadence_settings.METRICS
+
+
+def _prometheus() -> Any:
+    try:
+        import prometheus_client
+    except ImportError:
+        raise ImproperlyConfigured(
+            "CADENCE_METRICS is True but prometheus-client is not installed: "
+            'pip install "django-cadence[metrics]", or set CADENCE_METRICS = False.'
+        ) from None
+    return prometheus_client
+
+
+class DatabaseCollector:
+    """Gauges read from the database at each scrape: what every process sees alike."""
+
+    def describe(self) -> Any:
+        """The names, without a query: registering must not need the database."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        yield GaugeMetricFamily("cadence_attempts", "", labels=["schedule", "status"])
+        yield GaugeMetricFamily("cadence_queue_depth", "")
+        yield GaugeMetricFamily("cadence_queue_oldest_seconds", "")
+        yield GaugeMetricFamily("cadence_workers", "", labels=["state"])
+
+    def collect(self) -> Any:
+        from prometheus_client.core import GaugeMetricFamily
+
+        opened = connection.connection is None  # a scrape thread: close what we open
+        try:
+            now = default_clock().now()
+            attempts = GaugeMetricFamily(
+                "cadence_attempts",
+                "Attempts by schedule and status.",
+                labels=["schedule", "status"],
+            )
+            rows = (
+                Attempt.objects.values_list("schedule__name", "status")
+                .annotate(n=Count("id"))
+                .order_by()
+            )
+            for name, status, n in rows:
+                attempts.add_metric([name, status], n)
+            yield attempts
+            ready = Attempt.objects.ready(now)
+            yield GaugeMetricFamily(
+                "cadence_queue_depth", "Pending attempts ready to start.", value=ready.count()
+            )
+            oldest = ready.aggregate(at=Min("retry_at"))["at"]
+            yield GaugeMetricFamily(
+                "cadence_queue_oldest_seconds",
+                "How long the oldest ready attempt has waited to start.",
+                value=max(0.0, (now - oldest).total_seconds()) if oldest else 0.0,
+            )
+            workers = GaugeMetricFamily("cadence_workers", "Workers by state.", labels=["state"])
+            timeout = worker_timeout()
+            workers.add_metric(["live"], Worker.objects.live(now, timeout).count())
+            workers.add_metric(["lost"], Worker.objects.lost(now, timeout).count())
+            yield workers
+        finally:
+            if opened:
+                connection.close()
+
+
+class _EventMetrics:
+    """What an engine process counts as it happens, from the app's signals."""
+
+    def __init__(self, prometheus: Any, registry: Any) -> None:
+        self.lag = prometheus.Histogram(
+            "cadence_firing_lag_seconds",
+            "Seconds from an occurrence to the start of its first try.",
+            ["schedule"],
+            buckets=LAG_BUCKETS,
+            registry=registry,
+        )
+        self.dead_letters = prometheus.Counter(
+            "cadence_dead_letters", "Attempts dead-lettered.", ["schedule"], registry=registry
+        )
+        self.recoveries = prometheus.Counter(
+            "cadence_lease_recoveries",
+            "Running attempts recovered after their worker lost its lease.",
+            ["schedule"],
+            registry=registry,
+        )
+        self.collector = DatabaseCollector()
+        registry.register(self.collector)
+
+
+def install(registry: Any = None) -> bool:
+    """Register the metrics on ``registry`` (default: prometheus_client's); False if disabled."""
+    if not enabled():
+        return False
+    prometheus = _prometheus()
+    registry = prometheus.REGISTRY if registry is None else registry
+    with _lock:
+        if id(registry) not in _installed:
+            _installed[id(registry)] = _EventMetrics(prometheus, registry)
+        _connect()
+    return True
+
+
+def uninstall(registry: Any) -> None:
+    """Take the metrics off ``registry`` again (tests, reloads)."""
+    with _lock:
+        metrics = _installed.pop(id(registry), None)
+    if metrics is not None:
+        for collector in (metrics.lag, metrics.dead_letters, metrics.recoveries, metrics.collector):
+            registry.unregister(collector)
+
+
+def start_http_server(
+    port: int | None = None,
+    addr: str = "0.0.0.0",  # noqa: S104 - a metrics endpoint listens for its scraper
+    registry: Any = None,
+) -> Any:
+    """Serve ``/metrics`` from this process on ``port`` (default ``CADENCE_METRICS_PORT``).
+
+    Returns the server (``.server_port``, ``.shutdown()``), or None when metrics are off.
+    """
+    if not enabled():
+        logger.info("metrics not started: CADENCE_METRICS is False")
+        return None
+    port = cadence_settings.METRICS_PORT if port is None else port
+    if port is None:
+        raise ImproperlyConfigured("Give start_http_server a port or set CADENCE_METRICS_PORT.")
+    prometheus = _prometheus()
+    registry = prometheus.REGISTRY if registry is None else registry
+    install(registry)
+    server, _thread = prometheus.start_http_server(port, addr=addr, registry=registry)
+    logger.info("metrics serving port=%s", server.server_port)
+    return server
+
+
+def start_from_settings():
+    """For an engine's start-up: serve metrics if ``CADENCE_METRICS`` and a port are set."""
+    if enabled() and cadence_settings.METRICS_PORT is not None:
+        return start_http_server(cadence_settings.METRICS_PORT)
+    return None
+
+
+def metrics_view(request: Any) -> Any:
+    """A Django view of the default registry (mount it behind your own access control)."""
+    from django.http import Http404, HttpResponse
+
+    if not install():
+        raise Http404("CADENCE_METRICS is False")
+    prometheus = _prometheus()
+    return HttpResponse(
+        prometheus.generate_latest(prometheus.REGISTRY), content_type=prometheus.CONTENT_TYPE_LATEST
+    )
+
+
+# --- receivers ----------------------------------------------------------------------------
+
+
+def _each() -> list[_EventMetrics]:
+    with _lock:
+        return list(_installed.values())
+
+
+def _on_started(sender: Any, *, schedule: str, occurrence_at: datetime, try_number: int, **kw):
+    if try_number != 1:
+        return  # a retry's start is its backoff, not lag
+    started_at = kw.get("started_at") or timezone.now()
+    lag = max(0.0, (started_at - occurrence_at).total_seconds())
+    for metrics in _each():
+        metrics.lag.labels(schedule=schedule).observe(lag)
+
+
+def _on_dead_lettered(sender: Any, *, schedule: str, **kw) -> None:
+    for metrics in _each():
+        metrics.dead_letters.labels(schedule=schedule).inc()
+
+
+def _on_recovered(sender: Any, *, schedule: str, **kw) -> None:
+    for metrics in _each():
+        metrics.recoveries.labels(schedule=schedule).inc()
+
+
+class _RecoveryRecords(logging.Handler):
+    """Until ``recovery.py`` sends an ``attempt_recovered`` signal: its log line, read by args."""
+
+    PREFIX = "attempt recovered "
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(record.msg, str) and record.msg.startswith(self.PREFIX) and record.args:
+            _on_recovered(None, schedule=str(record.args[1]))  # type: ignore[index]
+
+
+_recovery_records = _RecoveryRecords(level=logging.WARNING)
+
+
+def _connect() -> None:
+    signals.attempt_started.connect(_on_started, dispatch_uid="cadence-metrics-started")
+    signals.attempt_dead_lettered.connect(_on_dead_lettered, dispatch_uid="cadence-metrics-dead")
+    recovered = getattr(signals, "attempt_recovered", None)
+    if recovered is not None:
+        recovered.connect(_on_recovered, dispatch_uid="cadence-metrics-recovered")
+        return
+    recovery_logger = logging.getLogger("django_cadence.recovery")
+    if _recovery_records not in recovery_logger.handlers:
+        recovery_logger.addHandler(_recovery_records)

@@ -1,0 +1,167 @@
+"""What an operator asks first: is every schedule running on time, what fails, who works.
+
+:func:`collect` reads it in a fixed handful of queries whatever the number of schedules
+(``cadence_status`` prints it; the metrics collector and the workers admin share its
+helpers). Job-provided text (errors) is scrubbed of secrets; payloads are never shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
+
+from .conf import cadence_settings
+from .models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker
+from .payloads import escape_control, redact_text
+
+FAILING_WINDOW = timedelta(hours=24)
+ERROR_CHARS = 200
+
+
+def worker_timeout() -> timedelta:
+    """A worker silent for this long is lost: three of its longest sleeps or lease renewals."""
+    return 3 * max(cadence_settings.LEASE, cadence_settings.MAX_TICK)
+
+
+def worker_state(worker: Worker, now: datetime, timeout: timedelta | None = None) -> str:
+    if worker.stopped_at is not None:
+        return "stopped"
+    return "live" if worker.heartbeat_at >= now - (timeout or worker_timeout()) else "lost"
+
+
+@dataclass
+class ScheduleStatus:
+    name: str
+    enabled: bool
+    code_owned: bool
+    next_run_at: datetime | None
+    last_status: str | None
+    last_occurrence_at: datetime | None
+    lag_seconds: float | None  # now - the oldest ready pending attempt's retry_at
+    pause_reason: str = ""
+
+
+@dataclass
+class Failing:
+    schedule: str
+    dead_letters: int
+    last_at: datetime | None
+    last_error: str
+
+
+@dataclass
+class WorkerStatus:
+    worker_id: str
+    state: str
+    host: str
+    pid: int
+    heartbeat_at: datetime
+    in_flight: int
+    concurrency: int
+
+
+@dataclass
+class StatusReport:
+    now: datetime
+    schedules: list[ScheduleStatus] = field(default_factory=list)
+    failing: list[Failing] = field(default_factory=list)
+    workers: list[WorkerStatus] = field(default_factory=list)
+    queue_depth: int = 0  # ready pending attempts
+
+    def as_json(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+def collect(now: datetime) -> StatusReport:
+    """Schedules, failing schedules, live and lost workers and the queue, as of ``now``."""
+    report = StatusReport(now=now)
+    oldest_ready = dict(
+        Attempt.objects.ready(now)
+        .values_list("schedule_id")
+        .annotate(oldest=Min("retry_at"))
+        .order_by()
+    )
+    report.queue_depth = Attempt.objects.ready(now).count()
+    last = Attempt.objects.filter(schedule=OuterRef("pk"), status__in=TERMINAL_STATUSES).order_by(
+        "-occurrence_at", "-id"
+    )
+    rows = Schedule.objects.annotate(
+        last_status=Subquery(last.values("status")[:1]),
+        last_occurrence_at=Subquery(last.values("occurrence_at")[:1]),
+    ).order_by("name")
+    for s in rows:
+        oldest = oldest_ready.get(s.pk)
+        report.schedules.append(
+            ScheduleStatus(
+                name=s.name,
+                enabled=s.enabled,
+                code_owned=s.code_owned,
+                next_run_at=s.next_run_at,
+                last_status=s.last_status,
+                last_occurrence_at=s.last_occurrence_at,
+                lag_seconds=max(0.0, (now - oldest).total_seconds()) if oldest else None,
+                pause_reason=_clean(s.pause_reason),
+            )
+        )
+    report.failing = _failing(now)
+    report.workers = _workers(now)
+    return report
+
+
+def _failing(now: datetime) -> list[Failing]:
+    """Schedules with dead letters finished in the last 24 hours, the most failing first."""
+    dead = Q(attempts__status=Status.DEAD_LETTER, attempts__finished_at__gte=now - FAILING_WINDOW)
+    last_error = (
+        Attempt.objects.filter(schedule=OuterRef("pk"), status=Status.DEAD_LETTER)
+        .order_by("-finished_at", "-id")
+        .values("error")[:1]
+    )
+    rows = (
+        Schedule.objects.annotate(
+            dead_letters=Count("attempts", filter=dead),
+            last_at=Max("attempts__finished_at", filter=dead),
+            last_error=Subquery(last_error),
+        )
+        .filter(dead_letters__gt=0)
+        .order_by("-dead_letters", "name")
+    )
+    return [Failing(s.name, s.dead_letters, s.last_at, _clean(s.last_error)) for s in rows]
+
+
+def _workers(now: datetime) -> list[WorkerStatus]:
+    timeout = worker_timeout()
+    workers = Worker.objects.live(now, timeout) | Worker.objects.lost(now, timeout)
+    return [
+        WorkerStatus(
+            worker_id=w.worker_id,
+            state=worker_state(w, now, timeout),
+            host=w.host,
+            pid=w.pid,
+            heartbeat_at=w.heartbeat_at,
+            in_flight=w.in_flight,
+            concurrency=w.concurrency,
+        )
+        for w in workers.order_by("worker_id")
+    ]
+
+
+def _clean(text: str | None) -> str:
+    """The first line of job-provided text, secrets scrubbed, control characters escaped."""
+    if not text:
+        return ""
+    first = redact_text(str(text)).strip().splitlines()
+    line = escape_control(first[0]) if first else ""
+    return line if len(line) <= ERROR_CHARS else line[: ERROR_CHARS - 1] + "…"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(item) for item in value]
+    return value

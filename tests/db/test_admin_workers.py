@@ -1,0 +1,69 @@
+"""The workers admin: read-only, every worker with its state (live, lost or stopped)."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from django_cadence.models import Worker
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = reverse("admin:django_cadence_worker_changelist")
+
+
+@pytest.fixture
+def admin_user(django_user_model, db):
+    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
+
+
+@pytest.fixture
+def workers(settings):
+    settings.CADENCE_LEASE = 30
+    settings.CADENCE_MAX_TICK = 10
+    now = timezone.now()
+    rows = {}
+    for worker_id, beat, stopped in (
+        ("w-live", now - timedelta(seconds=20), None),
+        ("w-lost", now - timedelta(minutes=5), None),
+        ("w-stopped", now - timedelta(minutes=5), now - timedelta(minutes=5)),
+    ):
+        rows[worker_id] = Worker.objects.create(
+            worker_id=worker_id,
+            host="h1",
+            pid=7,
+            started_at=now - timedelta(hours=1),
+            heartbeat_at=beat,
+            stopped_at=stopped,
+            in_flight=1,
+            concurrency=4,
+        )
+    return rows
+
+
+def test_admin_workers_list_shows_each_state(admin_client, workers):
+    page = admin_client.get(CHANGELIST).content.decode()
+    assert '<span class="cadence-worker-live">live</span>' in page
+    assert '<span class="cadence-worker-lost">lost</span>' in page
+    assert '<span class="cadence-worker-stopped">stopped</span>' in page
+    assert "1/4" in page
+
+
+@pytest.mark.parametrize("state", ["live", "lost", "stopped"])
+def test_admin_workers_filter_by_state(admin_client, workers, state):
+    page = admin_client.get(CHANGELIST, {"state": state}).content.decode()
+    shown = {worker_id for worker_id in workers if f">{worker_id}<" in page}
+    assert shown == {f"w-{state}"}
+
+
+def test_admin_workers_are_read_only(admin_client, workers):
+    worker = workers["w-live"]
+    assert admin_client.get(reverse("admin:django_cadence_worker_add")).status_code == 403
+    change = reverse("admin:django_cadence_worker_change", args=[worker.pk])
+    page = admin_client.get(change)
+    assert page.status_code == 200
+    assert b'name="_save"' not in page.content
+    delete = reverse("admin:django_cadence_worker_delete", args=[worker.pk])
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    assert Worker.objects.filter(pk=worker.pk).exists()

@@ -1,0 +1,50 @@
+"""A backlog of held-back serial attempts does not stall the claim of everything else.
+
+Found by the chaos harness: a ``queue`` schedule whose head attempt is a retry (or was just
+recovered from a killed worker) has its later occurrences ready *earlier* by ``retry_at``.
+The claim used to read the ``4 x slots`` earliest ready attempts and then drop the ones held
+back; a backlog larger than that window filled it with held-back rows, and the worker claimed
+nothing at all, the head and every other schedule's attempts included, until the backlog
+went away by itself (it could not).
+"""
+
+from datetime import timedelta
+
+import pytest
+
+from django_cadence import planner, runner
+from django_cadence.models import Attempt
+
+pytestmark = pytest.mark.django_db
+SECOND = timedelta(seconds=1)
+
+
+def test_a_backlog_behind_a_retry_does_not_hide_ready_attempts(schedule_at, clock):
+    queued = schedule_at(
+        interval=SECOND,
+        overlap="queue",
+        misfire="fire_all",
+        retry_base=timedelta(seconds=30),
+        retry_cap=timedelta(seconds=30),
+    )
+    other = schedule_at(interval=timedelta(minutes=5), overlap="allow")
+    planner.plan_due(clock.advance(SECOND))
+    (head,) = runner.claim(clock.now(), worker="w1", slots=1)
+    runner.record_failure(head, "boom", clock.now())  # retry in 24 to 30 s
+    clock.advance(seconds=100)  # 100 later occurrences wait behind the head's retry
+    while planner.plan_due(clock.now()).more:
+        pass
+    clock.advance(minutes=5)  # the other schedule is due; the head's retry is ready
+    while planner.plan_due(clock.now()).more:
+        pass
+    waiting = Attempt.objects.filter(schedule=queued, status="pending").count()
+    assert waiting > 4 * 2 + 1  # more than the claim's window for two slots
+
+    claims = runner.claim(clock.now(), worker="w1", slots=2)
+
+    assert sorted((c.schedule_id, c.occurrence_at) for c in claims) == sorted(
+        [
+            (queued.pk, head.occurrence_at),  # the head's retry, in occurrence order
+            (other.pk, Attempt.objects.get(schedule=other).occurrence_at),
+        ]
+    )
