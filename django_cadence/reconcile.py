@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from . import declarations
+from . import declarations, signals
 from .clock import Clock
 from .conf import cadence_settings
 from .declarations import CODE_OWNED_FIELDS, DeclarationError
@@ -250,6 +250,12 @@ def _disable(row: Schedule, now: datetime, using: str) -> None:
         fields += ["enabled", "pause_reason", "removed_from_code_at"]
     row.code_owned = False
     row.save(using=using, update_fields=fields)
+    if "enabled" in fields:
+        name = row.name
+        transaction.on_commit(
+            lambda: signals.schedule_paused.send(Schedule, schedule=name, reason=REMOVED_REASON),
+            using=using,
+        )
 
 
 def _plain(schedule: Schedule, field: str) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
 from ..conf import cadence_settings
@@ -85,6 +86,28 @@ def _restore(new: Any, old: Any, hidden: Any) -> Any:
     return new
 
 
+class PayloadField(forms.JSONField):
+    """Django's JSON form field, refusing with its "Enter a valid JSON." message what
+    ``json.loads`` fails on other than by a syntax error: nesting deeper than the recursion
+    limit (``RecursionError``) or an integer of more than 4,300 digits (``ValueError``).
+    Django catches only ``JSONDecodeError``, so either would be a server error.
+    """
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return super().to_python(value)
+        except (RecursionError, ValueError):
+            raise ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": value}
+            ) from None
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        try:
+            return super().bound_data(data, initial)
+        except (RecursionError, ValueError):
+            return forms.fields.InvalidJSONInput(data)
+
+
 class ScheduleForm(forms.ModelForm):
     executor = forms.ChoiceField(
         choices=(),
@@ -94,6 +117,7 @@ class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
         fields = EDITABLE_FIELDS
+        field_classes = {"payload": PayloadField}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

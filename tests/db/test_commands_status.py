@@ -143,3 +143,14 @@ def test_status_collect_query_count_does_not_grow_with_schedules(
         make_schedule()
     with django_assert_max_num_queries(6):
         collect(timezone.now())
+
+
+def test_status_command_escapes_control_characters(make_schedule):
+    from django_cadence.models import Schedule
+
+    schedule = make_schedule(name="plain")
+    Schedule.objects.filter(pk=schedule.pk).update(name="evil\x1b[2Jname")  # past validation
+    out = StringIO()
+    call_command("cadence_status", stdout=out)
+    assert "\x1b" not in out.getvalue()
+    assert "evil" in out.getvalue()

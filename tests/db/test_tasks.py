@@ -113,11 +113,12 @@ def test_tasks_missing_module_is_a_clear_error():
 
 
 def test_tasks_without_any_tasks_framework_says_what_to_install(monkeypatch):
-    for name in ("django.tasks", "django_tasks.base"):
-        monkeypatch.setitem(sys.modules, name, None)
-    assert tasks.task_classes() == ()
-    with pytest.raises(Permanent, match=r"pip install \"django-cadence\[tasks\]\""):
-        tasks.enqueue(task="tests.tasks.double", context=context())
+    with monkeypatch.context() as patched:  # undone before the settings are restored
+        for name in ("django.tasks", "django_tasks.base"):
+            patched.setitem(sys.modules, name, None)
+        assert tasks.task_classes() == ()
+        with pytest.raises(Permanent, match=r"pip install \"django-cadence\[tasks\]\""):
+            tasks.enqueue(task="tests.tasks.double", context=context())
 
 
 def test_tasks_periodic_task_is_one_line_in_settings(settings, engine, clock):

@@ -14,6 +14,7 @@ from datetime import datetime
 from django.core.management.base import BaseCommand
 
 from django_cadence.clock import default_clock
+from django_cadence.payloads import escape_control
 from django_cadence.status import StatusReport, collect
 
 
@@ -35,7 +36,7 @@ def render(report: StatusReport) -> list[str]:
     lines = [f"Schedules ({len(report.schedules)}) at {_at(report.now)}"]
     rows = [
         (
-            s.name,
+            escape_control(s.name),
             "yes" if s.enabled else "paused",
             "code" if s.code_owned else "db",
             _at(s.next_run_at) if s.enabled else "-",
@@ -48,7 +49,10 @@ def render(report: StatusReport) -> list[str]:
     lines.append("")
     lines.append(f"Failing: {len(report.failing)} schedule(s) with dead letters in the last 24 h")
     for f in report.failing:
-        lines.append(f"  {f.schedule}: {f.dead_letters} dead letter(s), last {_at(f.last_at)}")
+        lines.append(
+            f"  {escape_control(f.schedule)}: {f.dead_letters} dead letter(s), "
+            f"last {_at(f.last_at)}"
+        )
         if f.last_error:
             lines.append(f"    {f.last_error}")
     live = [w for w in report.workers if w.state == "live"]
@@ -58,8 +62,8 @@ def render(report: StatusReport) -> list[str]:
     worker_rows = [
         (
             w.state,
-            w.worker_id,
-            w.host,
+            escape_control(w.worker_id),
+            escape_control(w.host),
             str(w.pid),
             f"{_seconds((report.now - w.heartbeat_at).total_seconds())} ago",
             f"{w.in_flight}/{w.concurrency}",
