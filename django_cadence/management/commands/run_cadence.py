@@ -16,6 +16,7 @@ import threading
 
 from django.core.management.base import BaseCommand, CommandError
 
+from django_cadence import metrics
 from django_cadence.conf import cadence_settings
 from django_cadence.engine import Engine
 from django_cadence.single_engine import EngineAlreadyRunning
@@ -76,6 +77,7 @@ class Command(BaseCommand):
             concurrency=options["concurrency"],
             max_tick=options["max_tick"],
         )
+        metrics.start_from_settings()  # only with CADENCE_METRICS and CADENCE_METRICS_PORT
         stop = threading.Event()
         _install_signal_handlers(stop)
         try:
