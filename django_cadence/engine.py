@@ -27,6 +27,7 @@ from .clock import Clock, DatabaseClock, default_clock
 from .conf import cadence_settings
 from .execution import TryResult, run_try
 from .models import Attempt, Schedule
+from .payloads import escape_control
 from .pool import TryPool
 from .single_engine import SingleEngineLock
 from .wakeup import Listener
@@ -153,7 +154,7 @@ class Engine:
             logger.warning(
                 "attempt lost id=%s schedule=%s: lease taken over, effects rolled back",
                 claim.attempt_id,
-                claim.schedule_name,
+                escape_control(claim.schedule_name),
             )
             return
         if claim.cancel_event.is_set():

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
@@ -247,6 +248,8 @@ class Schedule(models.Model):
         ``ValidationError`` as ``full_clean()``, so nothing invalid reaches the table.
         """
         clean_schedule(self)
+        if self.kind not in Kind.values:  # full_clean() reports it through the field's choices
+            raise ValidationError({"kind": [f"Unknown schedule kind {self.kind!r}."]})
         if self.created_at is None:
             self.created_at = django_timezone.now()
         if self.enabled and (

@@ -20,6 +20,7 @@ from django.db.models import Count, F
 from . import policies, signals, specs
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Status, Trigger
+from .payloads import escape_control
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +103,9 @@ def _announce(row: Attempt) -> None:
         )
     else:
         logger.info(
-            "attempt planned schedule=%s occurrence=%s", name, row.occurrence_at.isoformat()
+            "attempt planned schedule=%s occurrence=%s",
+            escape_control(name),
+            row.occurrence_at.isoformat(),
         )
 
 

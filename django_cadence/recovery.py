@@ -16,6 +16,7 @@ from django.db import transaction
 from . import policies, signals
 from .conf import cadence_settings
 from .models import Attempt, Status
+from .payloads import escape_control
 from .runner import maybe_pause, resolved_options
 
 logger = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ def recover_expired(now: datetime, *, batch_size: int = 200) -> int:
         logger.warning(
             "attempt recovered id=%s schedule=%s status=%s recoveries=%s",
             attempt.pk,
-            attempt.schedule.name,
+            escape_control(attempt.schedule.name),
             attempt.status,
             attempt.recoveries,
         )

@@ -24,7 +24,7 @@ from django.db.models.functions import Cast, Concat
 from . import executors, policies, signals
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Status
-from .payloads import redact_text
+from .payloads import escape_control, redact_text
 
 logger = logging.getLogger(__name__)
 
@@ -340,7 +340,9 @@ def record_cancelled(c: Claim, now: datetime, reason: str) -> bool:
     )
     if not _fenced_out(c, written, "cancelled"):
         return False
-    logger.info("attempt cancelled id=%s schedule=%s", c.attempt_id, c.schedule_name)
+    logger.info(
+        "attempt cancelled id=%s schedule=%s", c.attempt_id, escape_control(c.schedule_name)
+    )
     return True
 
 
@@ -357,7 +359,9 @@ def release(claims: list[Claim], now: datetime) -> int:
             lease_until=None,
             tries=F("tries") - 1,
         )
-        logger.info("attempt released id=%s schedule=%s", c.attempt_id, c.schedule_name)
+        logger.info(
+            "attempt released id=%s schedule=%s", c.attempt_id, escape_control(c.schedule_name)
+        )
     return released
 
 
@@ -366,12 +370,16 @@ def renew(claims: list[Claim], now: datetime, *, worker: str) -> set[int]:
     if not claims:
         return set()
     tokens = [c.token for c in claims]
-    Attempt.objects.filter(status=Status.RUNNING, worker=worker, claim_token__in=tokens).update(
-        lease_until=now + cadence_settings.LEASE
-    )
+    # By primary key: MariaDB would otherwise find the rows through an index on status and
+    # lock every running row it reads, other workers' included, and deadlock with a recovery
+    # that is updating a lost worker's rows (InnoDB error 1213, seen in the chaos runs).
+    ids = [c.attempt_id for c in claims]
+    Attempt.objects.filter(
+        pk__in=ids, status=Status.RUNNING, worker=worker, claim_token__in=tokens
+    ).update(lease_until=now + cadence_settings.LEASE)
     return set(
         Attempt.objects.filter(
-            status=Status.RUNNING, claim_token__in=tokens, cancel_requested=True
+            pk__in=ids, status=Status.RUNNING, claim_token__in=tokens, cancel_requested=True
         ).values_list("id", flat=True)
     )
 
@@ -393,7 +401,7 @@ def _fenced_out(c: Claim, written: int, outcome: str) -> bool:
     logger.warning(
         "attempt lost id=%s schedule=%s try=%s: lease taken over, %s not recorded",
         c.attempt_id,
-        c.schedule_name,
+        escape_control(c.schedule_name),
         c.tries,
         outcome,
     )

@@ -16,6 +16,7 @@ from django.utils import timezone
 from . import policies, signals
 from .exceptions import CadenceError
 from .models import Attempt, Schedule, Status, Trigger
+from .payloads import escape_control
 from .wakeup import notify_change
 
 logger = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ def trigger(
     logger.info(
         "attempt triggered id=%s schedule=%s status=%s force=%s",
         attempt.pk,
-        target.name,
+        escape_control(target.name),
         attempt.status,
         force,
     )
@@ -130,7 +131,9 @@ def resume(schedule: Schedule | int | str) -> Schedule:
     target.enabled = True
     target.pause_reason = ""
     target.save(update_fields=["enabled", "pause_reason", "updated_at"])
-    logger.info("schedule resumed name=%s next_run_at=%s", target.name, target.next_run_at)
+    logger.info(
+        "schedule resumed name=%s next_run_at=%s", escape_control(target.name), target.next_run_at
+    )
     return target
 
 

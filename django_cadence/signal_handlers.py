@@ -28,7 +28,7 @@ def log_started(sender, *, attempt_id, schedule, occurrence_at, try_number, work
     logger.info(
         "attempt started id=%s schedule=%s occurrence=%s try=%s worker=%s",
         attempt_id,
-        schedule,
+        escape_control(schedule),
         _iso(occurrence_at),
         try_number,
         worker,
@@ -39,7 +39,7 @@ def log_succeeded(sender, *, attempt_id, schedule, try_number, worker, **kw):
     logger.info(
         "attempt succeeded id=%s schedule=%s try=%s worker=%s",
         attempt_id,
-        schedule,
+        escape_control(schedule),
         try_number,
         worker,
     )
@@ -50,7 +50,7 @@ def log_failed(sender, *, attempt_id, schedule, try_number, error, retry_at, **k
     logger.warning(
         "attempt failed id=%s schedule=%s try=%s retry_at=%s error=%s",
         attempt_id,
-        schedule,
+        escape_control(schedule),
         try_number,
         _iso(retry_at),
         first_line[:300],
@@ -61,7 +61,7 @@ def log_dead_lettered(sender, *, attempt_id, schedule, try_number, reason, **kw)
     logger.error(
         "attempt dead_letter id=%s schedule=%s try=%s reason=%s",
         attempt_id,
-        schedule,
+        escape_control(schedule),
         try_number,
         escape_control(reason),
     )
@@ -70,7 +70,7 @@ def log_dead_lettered(sender, *, attempt_id, schedule, try_number, reason, **kw)
 def log_skipped(sender, *, schedule, occurrence_at, reason, **kw):
     logger.info(
         "occurrence skipped schedule=%s occurrence=%s reason=%s",
-        schedule,
+        escape_control(schedule),
         _iso(occurrence_at),
         escape_control(reason),
     )
@@ -79,7 +79,7 @@ def log_skipped(sender, *, schedule, occurrence_at, reason, **kw):
 def log_missed(sender, *, schedule, first, last, count, **kw):
     logger.warning(
         "occurrence missed schedule=%s first=%s last=%s count=%s",
-        schedule,
+        escape_control(schedule),
         _iso(first),
         _iso(last),
         count,
@@ -87,7 +87,9 @@ def log_missed(sender, *, schedule, first, last, count, **kw):
 
 
 def log_paused(sender, *, schedule, reason, **kw):
-    logger.warning("schedule paused schedule=%s reason=%s", schedule, escape_control(reason))
+    logger.warning(
+        "schedule paused schedule=%s reason=%s", escape_control(schedule), escape_control(reason)
+    )
 
 
 DEFAULT_RECEIVERS = (

@@ -7,6 +7,7 @@ check that the payload fits its signature.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
@@ -25,6 +26,10 @@ KIND_FIELDS = {
     "once": ("run_at",),
 }
 SPEC_FIELDS = ("cron", "interval", "run_at")
+# SQLite and MariaDB store a duration as a 64-bit count of microseconds (some 292,000 years);
+# a longer one would crash the save (or the constraint checks of full_clean) with an
+# OverflowError instead of a message. A thousand years is past any sensible schedule.
+MAX_DURATION = timedelta(days=365_250)
 
 
 def clean_schedule(schedule: Schedule) -> None:
@@ -85,6 +90,8 @@ def _check_interval(schedule: Schedule, add) -> None:
             "interval",
             f"The interval must be at least {minimum.total_seconds():g} s (CADENCE_MIN_INTERVAL).",
         )
+    elif schedule.interval > MAX_DURATION:
+        add("interval", f"The interval must be at most {MAX_DURATION.days} days.")
 
 
 def _check_bounds(schedule: Schedule, add) -> None:
@@ -98,6 +105,10 @@ def _check_bounds(schedule: Schedule, add) -> None:
         value = getattr(schedule, field)
         if value is not None and value.total_seconds() < 0:
             add(field, f"{field} must not be negative.")
+    for field in ("misfire_grace", "jitter", "retry_base", "retry_cap", "max_runtime"):
+        value = getattr(schedule, field)
+        if value is not None and value > MAX_DURATION:
+            add(field, f"{field} must be at most {MAX_DURATION.days} days.")
     if schedule.max_attempts is not None and schedule.max_attempts < 1:
         add("max_attempts", "max_attempts must be at least 1.")
 

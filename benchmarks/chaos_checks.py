@@ -1,0 +1,321 @@
+"""The chaos harness's verdict: what the database and the workers' logs say happened.
+
+Every function reads the finished record (attempt rows, their per-try ``history``, the
+``Effect`` rows the jobs wrote, the workers' log files) and returns figures; none asserts.
+``benchmarks.chaos`` turns the figures into goals; ``tests/process/test_chaos.py`` asserts
+them. Instants in ``history`` come from the engine clock (the database server's on
+PostgreSQL and MariaDB); the harness's own instants (kills, the restart) from the local
+clock of the same host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from itertools import pairwise, takewhile
+from pathlib import Path
+from typing import Any
+
+from django_cadence import specs
+from django_cadence.executors import idempotency_key
+from django_cadence.models import Attempt, Schedule, Status, Trigger
+from django_cadence.policies import is_serial
+
+# Two consecutive tries of a serial schedule (or of one attempt) on two workers may seem to
+# overlap by the time between one worker reading its clock and its claim seeing the other's
+# recorded end: a few ms, some 50 ms on a loaded machine (tests/process/test_many_workers.py).
+CLOCK_SLACK = timedelta(milliseconds=200)
+
+COUNTING = frozenset({"tests.jobs.count_run"})
+ATOMIC = frozenset({"tests.jobs.atomic_effect", "tests.jobs.atomic_flaky"})
+
+STARTED = re.compile(r"attempt started id=(\d+) schedule=\S+ occurrence=\S+ try=(\d+) worker=(\S+)")
+RELEASED = re.compile(r"attempt released id=(\d+)")
+FENCED_OUT = re.compile(r"attempt lost id=(\d+)")
+
+
+def _at(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (``q`` in 0..100); None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
+    return ordered[rank - 1]
+
+
+# --- occurrences: lost, duplicated, beyond the window -----------------------------------------
+
+
+def occurrence_record(schedules: Iterable[Schedule], window_end: datetime) -> dict[str, Any]:
+    """Every occurrence of each schedule from its creation to ``window_end`` must have one
+    record: an attempt row, or a place in one ``missed`` row's range (``_fleet`` does the
+    same with asserts). Returns the counts of expected, lost, duplicated and beyond."""
+    expected_total = lost = duplicated = beyond = missed = 0
+    examples: list[str] = []
+    rows_by_schedule: dict[int, list[Attempt]] = defaultdict(list)
+    for attempt in Attempt.objects.filter(trigger=Trigger.SCHEDULE).only(
+        "schedule_id", "occurrence_at", "status", "outcome"
+    ):
+        rows_by_schedule[attempt.schedule_id].append(attempt)
+    for schedule in schedules:
+        spec = schedule.spec()
+        expected = list(
+            takewhile(lambda at: at <= window_end, specs.occurrences(spec, schedule.created_at))
+        )
+        covered: Counter[datetime] = Counter()
+        for attempt in rows_by_schedule.get(schedule.pk, ()):
+            if attempt.status != Status.MISSED:
+                covered[attempt.occurrence_at] += 1
+                continue
+            first = datetime.fromisoformat(attempt.outcome["first"])
+            last = datetime.fromisoformat(attempt.outcome["last"])
+            span = [at for at in expected if first <= at <= last]
+            if len(span) != attempt.outcome["missed"]:
+                examples.append(f"{schedule.name}: missed row {attempt.outcome} spans {len(span)}")
+                beyond += 1
+            covered.update(span)
+            missed += len(span)
+        expected_set = set(expected)
+        gaps = expected_set - set(covered)
+        doubles = [at for at, n in covered.items() if n > 1]
+        extra = set(covered) - expected_set
+        expected_total += len(expected)
+        lost += len(gaps)
+        duplicated += len(doubles)
+        beyond += len(extra)
+        for label, ats in (("lost", gaps), ("twice", doubles), ("beyond", extra)):
+            examples += [f"{schedule.name}: {label} {at.isoformat()}" for at in sorted(ats)[:3]]
+    return {
+        "expected": expected_total,
+        "lost": lost,
+        "duplicated": duplicated,
+        "beyond": beyond,
+        "missed": missed,
+        "examples": examples[:20],
+    }
+
+
+def duplicate_rows() -> int:
+    """Rows beyond one per (schedule, occurrence_at, trigger): 0 by the unique constraint."""
+    total = Attempt.objects.count()
+    distinct = (
+        Attempt.objects.order_by().values("schedule", "occurrence_at", "trigger").distinct().count()
+    )
+    return total - distinct
+
+
+# --- tries: double claims, serial overlaps, recovery -------------------------------------------
+
+
+def tries_of(attempt: Attempt) -> list[dict[str, Any]]:
+    """The attempt's history entries that have both ends, with parsed instants, by start."""
+    entries = []
+    for entry in attempt.history or []:
+        if not isinstance(entry, dict):
+            continue
+        started, finished = _at(entry.get("started_at")), _at(entry.get("finished_at"))
+        if started and finished:
+            entries.append({**entry, "start": started, "end": finished})
+    return sorted(entries, key=lambda e: e["start"])
+
+
+def double_claims_in_history(attempts: list[Attempt]) -> dict[str, Any]:
+    """Per attempt, two tries whose [started_at, finished_at] intervals overlap, or two
+    entries for one try number. A ``lost`` entry ends at its recovery, which comes after its
+    lease expired, and the next try is claimed after that: it must not overlap either."""
+    overlaps, repeated, examples = 0, 0, []
+    for attempt in attempts:
+        entries = tries_of(attempt)
+        numbers = Counter(e.get("try") for e in entries)
+        repeated += sum(n - 1 for n in numbers.values() if n > 1)
+        for previous, current in pairwise(entries):
+            if previous["end"] - current["start"] > CLOCK_SLACK:
+                overlaps += 1
+                examples.append(
+                    f"attempt {attempt.pk}: try {previous.get('try')} by {previous.get('worker')} "
+                    f"ends {previous['end'].isoformat()} after try {current.get('try')} by "
+                    f"{current.get('worker')} starts {current['start'].isoformat()}"
+                )
+    return {"overlaps": overlaps, "repeated_try_numbers": repeated, "examples": examples[:10]}
+
+
+def double_claims_in_logs(log_paths: Iterable[Path]) -> dict[str, Any]:
+    """Every ``attempt started id=N try=T`` line across all workers' logs: one (N, T) may be
+    started once, or once more per ``attempt released id=N`` (a drained worker hands an
+    unfinished try back with its count decremented, so the same try number starts again)."""
+    starts: Counter[tuple[int, int]] = Counter()
+    who: dict[tuple[int, int], list[str]] = defaultdict(list)
+    released: Counter[int] = Counter()
+    fenced_out = 0
+    for path in log_paths:
+        text = path.read_text(errors="replace")
+        for attempt_id, try_number, worker in STARTED.findall(text):
+            key = (int(attempt_id), int(try_number))
+            starts[key] += 1
+            who[key].append(worker)
+        for attempt_id in RELEASED.findall(text):
+            released[int(attempt_id)] += 1
+        fenced_out += len(FENCED_OUT.findall(text))
+    doubles = []
+    for (attempt_id, try_number), n in starts.items():
+        if n > 1 + released[attempt_id]:
+            doubles.append(
+                f"attempt {attempt_id} try {try_number} started by {who[attempt_id, try_number]}"
+            )
+    return {
+        "starts": sum(starts.values()),
+        "double_starts": len(doubles),
+        "released": sum(released.values()),
+        "fenced_out_writes": fenced_out,
+        "examples": doubles[:10],
+    }
+
+
+def serial_overlaps(attempts: list[Attempt], policies: dict[int, str]) -> dict[str, Any]:
+    """Under every overlap policy but ``allow``, no two tries of one schedule overlap."""
+    by_schedule: dict[int, list[tuple[datetime, datetime, str, int]]] = defaultdict(list)
+    for attempt in attempts:
+        if not is_serial(policies[attempt.schedule_id]):
+            continue
+        for entry in tries_of(attempt):
+            by_schedule[attempt.schedule_id].append(
+                (entry["start"], entry["end"], str(entry.get("worker")), attempt.pk)
+            )
+    overlaps, worst, examples = 0, timedelta(0), []
+    for intervals in by_schedule.values():
+        intervals.sort()
+        latest = intervals[0]
+        for current in intervals[1:]:
+            overlap = latest[1] - current[0]
+            if overlap > CLOCK_SLACK:
+                overlaps += 1
+                examples.append(f"{latest} / {current}")
+            worst = max(worst, overlap)
+            if current[1] > latest[1]:
+                latest = current
+    return {
+        "schedules": len(by_schedule),
+        "overlaps": overlaps,
+        "worst_s": worst.total_seconds(),
+        "examples": examples[:10],
+    }
+
+
+def recoveries(
+    attempts: list[Attempt], kills: list[dict[str, Any]], lease: float
+) -> dict[str, Any]:
+    """Orphan recovery: for each try lost with a killed worker, its recovery instant (the
+    ``lost`` entry's ``finished_at``, written by the worker that recovered it) minus the
+    kill. Lost tries of workers that were not killed (a lease that ran out while the
+    database was down) are counted apart."""
+    killed_at = {kill["worker"]: kill["at"] for kill in kills}
+    delays: list[float] = []
+    by_kill = other = 0
+    lost_attempts: Counter[int] = Counter()
+    for attempt in attempts:
+        for entry in tries_of(attempt):
+            if entry.get("result") != "lost":
+                continue
+            lost_attempts[attempt.pk] += 1
+            at = killed_at.get(entry.get("worker"))
+            if at is None:
+                other += 1
+                continue
+            by_kill += 1
+            delays.append((entry["end"] - at).total_seconds())
+    return {
+        "lost_by_kill": by_kill,
+        "lost_other": other,
+        "lost_attempts": lost_attempts,
+        "count": len(delays),
+        "p50_s": percentile(delays, 50),
+        "p99_s": percentile(delays, 99),
+        "max_s": max(delays) if delays else None,
+        "min_s": min(delays) if delays else None,
+        "lease_s": lease,
+    }
+
+
+# --- effects: non-atomic executions, atomic exactly once ---------------------------------------
+
+
+def _key(attempt: Attempt) -> str:
+    return idempotency_key(attempt.schedule_id, attempt.occurrence_at, attempt.trigger)
+
+
+def effects(
+    attempts: list[Attempt],
+    executors: dict[int, str],
+    effect_keys: list[str],
+    lost_attempts: Counter[int],
+    released: int,
+) -> dict[str, Any]:
+    """``count_run`` writes one ``Effect`` per execution (``<key>|<uuid>``): executions beyond
+    one per occurrence may only come from tries cut off (lost, or released at shutdown).
+    Atomic jobs write ``<key>`` in the transaction of their fenced success: exactly one per
+    succeeded attempt, none for any other."""
+    executions: Counter[str] = Counter()
+    plain: Counter[str] = Counter()
+    for key in effect_keys:
+        prefix, bar, _ = key.partition("|")
+        if bar:
+            executions[prefix] += 1
+        else:
+            plain[key] += 1
+    counting = atomic = atomic_succeeded = 0
+    extra = allowed = never_ran = atomic_bad = 0
+    examples = []
+    for attempt in attempts:
+        executor = executors[attempt.schedule_id]
+        if attempt.status in (Status.SKIPPED, Status.MISSED):
+            continue
+        key = _key(attempt)
+        if executor in COUNTING:
+            counting += 1
+            n = executions[key]
+            extra += max(0, n - 1)
+            allowed += lost_attempts[attempt.pk]
+            if attempt.status == Status.SUCCEEDED and n == 0:
+                never_ran += 1
+                examples.append(f"attempt {attempt.pk} succeeded without running")
+        elif executor in ATOMIC:
+            atomic += 1
+            want = 1 if attempt.status == Status.SUCCEEDED else 0
+            atomic_succeeded += want
+            if plain[key] != want:
+                atomic_bad += 1
+                examples.append(
+                    f"atomic attempt {attempt.pk} {attempt.status}: {plain[key]} effect(s)"
+                )
+    return {
+        "counting_attempts": counting,
+        "counting_executions": sum(executions.values()),
+        "counting_extra": extra,
+        "counting_extra_allowed": allowed + released,
+        "counting_succeeded_without_execution": never_ran,
+        "atomic_attempts": atomic,
+        "atomic_succeeded": atomic_succeeded,
+        "atomic_effects": sum(plain.values()),
+        "atomic_not_exactly_once": atomic_bad,
+        "examples": examples[:10],
+    }
+
+
+# --- logs --------------------------------------------------------------------------------------
+
+
+def log_figures(log_paths: Iterable[Path]) -> dict[str, int]:
+    figures: Counter[str] = Counter()
+    for path in log_paths:
+        text = path.read_text(errors="replace")
+        figures["tracebacks"] += text.count("Traceback")
+        figures["database_is_locked"] += text.count("database is locked")
+        figures["database_unavailable"] += text.count("database unavailable")
+        figures["deadlocks"] += text.count("Deadlock found")  # InnoDB error 1213
+    return dict(figures)
