@@ -23,11 +23,10 @@ from datetime import datetime, timedelta
 from itertools import islice, takewhile
 
 from django.db import transaction
-from django.db.models import Count
 
 from . import policies, specs
 from .models import Attempt, Schedule, Status, Trigger
-from .planner import _attempt_row  # the planner's own row for an admitted occurrence
+from .planner import _attempt_row, overlap_states  # the planner's own rows and states
 
 MICROSECOND = timedelta(microseconds=1)
 
@@ -156,12 +155,4 @@ def _reopen(schedule: Schedule, row: Attempt) -> None:
 
 
 def _state(schedule: Schedule) -> policies.OverlapState:
-    counts = dict(
-        Attempt.objects.filter(schedule=schedule, status__in=(Status.PENDING, Status.RUNNING))
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    return policies.OverlapState(
-        running=counts.get(Status.RUNNING, 0), waiting=counts.get(Status.PENDING, 0)
-    )
+    return overlap_states([schedule.pk])[schedule.pk]

@@ -45,7 +45,7 @@ def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
         if not schedules:
             return PlanResult(0, 0, False)
         loaded = {s.pk: (s.occurrence_count, s.missed_count) for s in schedules}
-        states = _overlap_states([s.pk for s in schedules])
+        states = overlap_states([s.pk for s in schedules])
         rows: list[Attempt] = []
         to_cancel: list[int] = []
         for schedule in schedules:
@@ -109,7 +109,8 @@ def _announce(row: Attempt) -> None:
         )
 
 
-def _overlap_states(schedule_ids: list[int]) -> dict[int, policies.OverlapState]:
+def overlap_states(schedule_ids: list[int]) -> dict[int, policies.OverlapState]:
+    """What each schedule has running and waiting, in one query (the overlap policy's input)."""
     counts: dict[int, dict[str, int]] = defaultdict(dict)
     rows = (
         Attempt.objects.filter(

@@ -10,13 +10,13 @@ import logging
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count
 from django.utils import timezone
 
 from . import policies, signals
 from .exceptions import CadenceError
 from .models import Attempt, Schedule, Status, Trigger
 from .payloads import escape_control
+from .planner import overlap_states
 from .wakeup import notify_change
 
 logger = logging.getLogger(__name__)
@@ -50,15 +50,7 @@ def trigger(
             raise InvalidTransition(
                 f"Schedule {target.name!r} is paused; resume it before running it."
             )
-        counts = dict(
-            Attempt.objects.filter(schedule=target, status__in=(Status.PENDING, Status.RUNNING))
-            .values_list("status")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-        state = policies.OverlapState(
-            running=counts.get(Status.RUNNING, 0), waiting=counts.get(Status.PENDING, 0)
-        )
+        state = overlap_states([target.pk])[target.pk]
         admission = policies.admit("allow" if force else target.overlap, state, 1)
         occurrence_at = now
         # Manual runs are keyed by their instant; never let two share one.
