@@ -1,8 +1,11 @@
 """Every ``CADENCE_*`` setting, its default and its accepted values, in one place.
 
-Settings are read on each access (never cached), so ``override_settings`` works in tests.
-A malformed value raises ``ImproperlyConfigured`` naming the setting and what it accepts;
-the system checks call :func:`validate_all` so the same message shows at start-up.
+Each setting is parsed once and cached; Django's ``setting_changed`` signal (sent by
+``override_settings`` and pytest-django's ``settings`` fixture) drops the cache, so tests
+that change a setting see the new value. The engine reads settings on every try: parsing
+them each time was a measurable part of its cost. A malformed value raises
+``ImproperlyConfigured`` naming the setting and what it accepts; the system checks call
+:func:`validate_all` so the same message shows at start-up.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import Any
 
 from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 DEFAULT_SECRET_KEYS = (
     "password",
@@ -141,10 +146,21 @@ _SETTINGS = {
 class CadenceSettings:
     """Typed access to the ``CADENCE_*`` settings; one property per setting."""
 
+    def __init__(self) -> None:
+        self._cache: dict[str, Any] = {}
+
     def _get(self, name: str) -> Any:
+        try:
+            return self._cache[name]
+        except KeyError:
+            pass
         setting = _SETTINGS[name]
-        value = getattr(django_settings, name, setting.default)
-        return setting.parse(name, value)
+        value = setting.parse(name, getattr(django_settings, name, setting.default))
+        self._cache[name] = value
+        return value
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
 
     @property
     def EXECUTORS(self) -> tuple[str, ...]:  # noqa: N802 - mirrors the setting name
@@ -254,3 +270,9 @@ def validate_all() -> list[ImproperlyConfigured]:
 
 
 cadence_settings = CadenceSettings()
+
+
+@receiver(setting_changed)
+def _drop_cached_settings(*, setting: str, **kwargs: Any) -> None:
+    if setting.startswith("CADENCE_"):
+        cadence_settings.clear_cache()

@@ -93,23 +93,27 @@ class Engine:
             while more:
                 more = planner.plan_due(due_by).more
                 # Start what is planned before planning the next batch of a large backlog.
-                # A fresh reading: a try's started_at, lease and deadline count from its
-                # claim, not from before the writes above.
-                self._claim_and_start(self.clock.now(), due_by)
+                self._claim_and_start(due_by)
             if self.inline:
                 self._record_finished()
         return self._sleep_seconds(self.clock.now())
 
-    def _claim_and_start(self, now: datetime, due_by: datetime) -> None:
+    def _claim_and_start(self, due_by: datetime) -> None:
+        """Claim and start batches while slots are free and attempts are ready."""
         while True:
             slots = self.concurrency - len(self._in_flight)
-            claims = runner.claim(now, worker=self.worker_id, slots=slots, due_by=due_by)
+            if slots <= 0:
+                return
+            # A fresh reading: a try's started_at, lease and deadline count from its claim.
+            claims = runner.claim(
+                self.clock.now(), worker=self.worker_id, slots=slots, due_by=due_by
+            )
             self.claimed_last_tick += len(claims)
             for claim in claims:
                 self._start(claim)
             if self.inline:
                 self._record_finished()
-            if len(claims) < slots or not claims:
+            if len(claims) < slots:
                 return
 
     def _start(self, claim: runner.Claim) -> None:
@@ -133,19 +137,30 @@ class Engine:
         self._wake.set()
 
     def _record_finished(self) -> None:
-        """Write the outcome of every finished try; a write that fails is retried next tick."""
-        now = None
-        while True:
-            with self._done_lock:
-                if not self._done:
-                    return
-                claim, result = self._done[0]
-            if claim.attempt_id in self._in_flight:
-                now = now or self.clock.now()  # one reading for the whole batch
+        """Write the outcome of every finished try: the successes in one statement.
+
+        A write that fails (the database went away) raises before the batch is forgotten, and
+        the next tick writes what is still in flight; fenced writes make that harmless.
+        """
+        with self._done_lock:
+            batch = list(self._done)
+        if not batch:
+            return
+        now = self.clock.now()  # one reading for the whole batch
+        successes = []
+        for claim, result in batch:
+            if claim.attempt_id not in self._in_flight:
+                continue  # timed out meanwhile (recorded as failed), or recorded already
+            if result.kind == "ok" and not result.committed and not claim.cancel_event.is_set():
+                successes.append((claim, result.value))
+            else:
                 self._record(claim, result, now)
                 self._in_flight.pop(claim.attempt_id, None)
-            with self._done_lock:
-                self._done.pop(0)
+        runner.record_successes(successes, now)
+        for claim, _ in successes:
+            self._in_flight.pop(claim.attempt_id, None)
+        with self._done_lock:
+            del self._done[: len(batch)]
 
     def _record(self, claim: runner.Claim, result: TryResult, now: datetime) -> None:
         if result.committed:
@@ -160,7 +175,7 @@ class Engine:
         if claim.cancel_event.is_set():
             runner.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
         elif result.kind == "ok":
-            runner.record_success(claim, result.value, now)
+            runner.record_successes([(claim, result.value)], now)
         else:
             runner.record_failure(claim, result.error, now, permanent=result.kind == "permanent")
 

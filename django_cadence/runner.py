@@ -10,6 +10,7 @@ only when none of its attempts runs.
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import threading
@@ -18,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import CharField, Count, Exists, F, Min, OuterRef, Q, Value
+from django.db.models import Case, CharField, Count, Exists, F, Min, OuterRef, Q, Value, When
 from django.db.models.functions import Cast, Concat
 
 from . import executors, policies, signals
@@ -77,12 +78,21 @@ class Claim:
         )
 
 
-def resolved_options(schedule: Schedule) -> dict[str, Any]:
-    """Per-attempt settings: the schedule's field, else the job's option, else the setting."""
-    try:
-        job = executors.job_options(schedule.executor)
-    except Exception:  # noqa: BLE001 - a disallowed path fails at run time, with its message
-        job = executors.JobOptions(path=schedule.executor)
+def resolved_options(
+    schedule: Schedule, jobs: dict[str, executors.JobOptions] | None = None
+) -> dict[str, Any]:
+    """Per-attempt settings: the schedule's field, else the job's option, else the setting.
+
+    ``jobs`` caches the job options by executor path for a batch of claims.
+    """
+    job = jobs.get(schedule.executor) if jobs is not None else None
+    if job is None:
+        try:
+            job = executors.job_options(schedule.executor)
+        except Exception:  # noqa: BLE001 - a disallowed path fails at run time, with its message
+            job = executors.JobOptions(path=schedule.executor)
+        if jobs is not None:
+            jobs[schedule.executor] = job
 
     def pick(name: str, default: Any) -> Any:
         value = getattr(schedule, name)
@@ -108,24 +118,20 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
     if slots <= 0:
         return []
     with transaction.atomic():
+        # One statement reads and locks the candidates and their schedules (a schedule
+        # locked by another worker leaves its attempts to a later tick).
         candidates = list(
             Attempt.objects.ready(due_by or now)
             .filter(schedule__enabled=True)  # nothing runs while its schedule is paused
             .filter(_next_in_line())
-            .order_by("retry_at", "id")
-            .select_for_update(skip_locked=True, **_lock_only_attempts())
-            .only(
-                "id", "schedule_id", "occurrence_at", "trigger", "tries", "recoveries", "history"
-            )[: slots * 4]
+            .order_by("retry_at")  # the ready index gives this order; ties by id would sort all
+            .select_related("schedule")
+            .select_for_update(skip_locked=True, **_lock_attempts_and_schedules())
+            .only(*_CLAIM_FIELDS)[: slots + max(4, slots // 4)]
         )
         if not candidates:
             return []
-        schedules = {
-            s.pk: s
-            for s in Schedule.objects.select_for_update(skip_locked=True).filter(
-                pk__in={a.schedule_id for a in candidates}, enabled=True
-            )
-        }
+        schedules = {a.schedule_id: a.schedule for a in candidates}
         chosen = _choose(candidates, schedules, slots)
         if not chosen:
             return []
@@ -143,13 +149,39 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
             cancel_requested=False,
         )
         claims = []
+        jobs: dict[str, executors.JobOptions] = {}  # one look-up per executor and batch
         for attempt in chosen:
             attempt.claim_token = f"{batch}{attempt.pk}"
             attempt.tries += 1
-            claims.append(_claim_for(attempt, schedules[attempt.schedule_id], now, worker))
+            schedule = schedules[attempt.schedule_id]
+            claims.append(_claim_for(attempt, schedule, now, worker, jobs))
     for c in claims:
         signals.attempt_started.send(Attempt, **_event(c))
     return claims
+
+
+# What a claim reads: the attempt's own fields and its schedule's run settings.
+_CLAIM_FIELDS = (
+    "id",
+    "schedule_id",
+    "occurrence_at",
+    "trigger",
+    "tries",
+    "recoveries",
+    "history",
+    "retry_at",
+    "schedule__id",
+    "schedule__name",
+    "schedule__executor",
+    "schedule__payload",
+    "schedule__enabled",
+    "schedule__overlap",
+    "schedule__max_attempts",
+    "schedule__retry_base",
+    "schedule__retry_cap",
+    "schedule__max_runtime",
+    "schedule__pause_after_failures",
+)
 
 
 def _next_in_line() -> Q:
@@ -168,10 +200,10 @@ def _next_in_line() -> Q:
     return Q(schedule__overlap="allow") | ~Exists(ahead)
 
 
-def _lock_only_attempts() -> dict[str, Any]:
-    """Lock attempt rows only, where the backend can say so (MariaDB locks the join too)."""
+def _lock_attempts_and_schedules() -> dict[str, Any]:
+    """Lock both tables' rows, naming them where the backend can (MariaDB locks the join)."""
     if connection.features.has_select_for_update_of:
-        return {"of": ("self",)}
+        return {"of": ("self", "schedule")}
     return {}
 
 
@@ -218,7 +250,13 @@ def _choose(candidates: list[Attempt], schedules: dict[int, Schedule], slots: in
     return chosen
 
 
-def _claim_for(attempt: Attempt, schedule: Schedule, now: datetime, worker: str) -> Claim:
+def _claim_for(
+    attempt: Attempt,
+    schedule: Schedule,
+    now: datetime,
+    worker: str,
+    jobs: dict[str, executors.JobOptions] | None = None,
+) -> Claim:
     return Claim(
         worker=worker,
         attempt_id=attempt.pk,
@@ -234,7 +272,7 @@ def _claim_for(attempt: Attempt, schedule: Schedule, now: datetime, worker: str)
         started_at=now,
         history=list(attempt.history or []),
         pause_after_failures=schedule.pause_after_failures,
-        **resolved_options(schedule),
+        **resolved_options(schedule, jobs),
     )
 
 
@@ -267,18 +305,64 @@ def clean_error(text: str) -> str:
 
 def record_success(c: Claim, outcome: Any, now: datetime) -> bool:
     """Fenced: mark the try succeeded; False if this worker no longer owns the attempt."""
-    written = fenced(c).update(
+    return bool(record_successes([(c, outcome)], now))
+
+
+def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Claim]:
+    """Fenced, in one statement: mark these tries succeeded; returns the claims written.
+
+    A busy worker finishes many tries per tick; one UPDATE for all of them (each row's own
+    outcome and history picked by ``CASE`` on its id) replaces one round trip per try. The
+    fence is the row's token: a token names one try of one attempt (its id is the token's
+    suffix), so ``claim_token IN (...)`` matches exactly the rows still held by these tries.
+    """
+    if not results:
+        return []
+    claims = [c for c, _ in results]
+    outcomes = {c.attempt_id: outcome for c, outcome in results}
+    histories = {c.attempt_id: _history(c, now, "succeeded") for c in claims}
+    written = Attempt.objects.filter(
+        pk__in=list(outcomes), claim_token__in=[c.token for c in claims], status=Status.RUNNING
+    ).update(
         status=Status.SUCCEEDED,
         finished_at=now,
-        outcome=outcome,
+        outcome=_per_row("outcome", outcomes),
         lease_until=None,
         error="",
-        history=_history(c, now, "succeeded"),
+        history=_per_row("history", histories),
     )
-    if not _fenced_out(c, written, "succeeded"):
-        return False
-    signals.attempt_succeeded.send(Attempt, **_event(c))
-    return True
+    landed = claims
+    if written < len(claims):  # some leases were taken over: find which writes landed
+        ours = set(
+            Attempt.objects.filter(
+                pk__in=list(outcomes),
+                claim_token__in=[c.token for c in claims],
+                status=Status.SUCCEEDED,
+            ).values_list("id", flat=True)
+        )
+        landed = [c for c in claims if c.attempt_id in ours]
+        for c in claims:
+            if c.attempt_id not in ours:
+                _fenced_out(c, 0, "succeeded")
+    for c in landed:
+        signals.attempt_succeeded.send(Attempt, **_event(c))
+    return landed
+
+
+def _per_row(name: str, values: dict[int, Any]) -> Any:
+    """``values[id]`` for each row of an UPDATE: the one value if all agree, else a CASE."""
+    field = Attempt._meta.get_field(name)
+    distinct = {json.dumps(v, sort_keys=True, default=str) for v in values.values()}
+    if len(distinct) == 1:
+        return Value(next(iter(values.values())), output_field=field)
+    case = Case(
+        *(When(pk=pk, then=Value(v, output_field=field)) for pk, v in values.items()),
+        output_field=field,
+    )
+    # PostgreSQL types a CASE of parameters as text; Django's bulk_update casts it the same way.
+    if connection.features.requires_casted_case_in_updates:
+        return Cast(case, output_field=field)
+    return case
 
 
 def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = False) -> str | None:

@@ -156,3 +156,35 @@ def test_a_local_clock_five_minutes_off_neither_fires_early_nor_twice(skewed_loc
 
 def _skew_of(message: str) -> float:
     return float(message.split("local_minus_database=")[1].split("s ")[0])
+
+
+def test_the_database_clock_reads_the_server_once_per_resync_window(monkeypatch):
+    """Between readings the monotonic clock measures elapsed time: no query per *now*, and
+    the estimate is never ahead of the server's own clock (never early)."""
+    from django.test.utils import CaptureQueriesContext
+
+    ticks = [1000.0]
+    monkeypatch.setattr(django_cadence.clock.time, "monotonic", lambda: ticks[0])
+    clock = DatabaseClock(resync=5.0)
+    server_query = 0 if connection.vendor == "sqlite" else 1
+    with CaptureQueriesContext(connection) as first:
+        start = clock.now()
+    assert len(first) == server_query
+    with CaptureQueriesContext(connection) as within:
+        ticks[0] += 2.5
+        later = clock.now()
+    assert len(within) == 0
+    assert later - start == timedelta(seconds=2.5)
+    with CaptureQueriesContext(connection) as after:
+        ticks[0] += 2.5  # the window is over: read the server again
+        clock.now()
+    assert len(after) == server_query
+
+
+def test_the_database_clock_estimate_is_never_ahead_of_the_server():
+    clock = DatabaseClock(resync=60.0)
+    clock.now()
+    for _ in range(20):
+        estimate = clock.now()
+        assert estimate <= DatabaseClock().now()
+        time.sleep(0.01)

@@ -216,3 +216,69 @@ def test_runner_nothing_runs_while_its_schedule_is_paused(schedule_at, clock):
     schedule.save()
     (claim,) = runner.claim(clock.now(), worker="w1", slots=4)
     assert claim.attempt_id == attempt.pk
+
+
+def test_runner_successes_are_written_in_one_fenced_statement(
+    schedule_at, clock, settings, caplog, django_assert_num_queries
+):
+    """A batch of successes is one UPDATE; each row gets its own outcome and history."""
+    for _ in range(3):
+        schedule_at(interval=MINUTE, overlap="allow")
+    planner.plan_due(clock.advance(MINUTE))
+    claims = runner.claim(clock.now(), worker="w1", slots=3)
+    assert len(claims) == 3
+    done = clock.advance(seconds=1)
+    with django_assert_num_queries(1):
+        landed = runner.record_successes([(c, {"n": i}) for i, c in enumerate(claims)], done)
+    assert landed == claims
+    for i, c in enumerate(claims):
+        row = Attempt.objects.get(pk=c.attempt_id)
+        assert (row.status, row.outcome, row.finished_at) == ("succeeded", {"n": i}, done)
+        assert [(e["try"], e["result"], e["worker"]) for e in row.history] == [
+            (1, "succeeded", "w1")
+        ]
+        assert row.lease_until is None
+        assert row.error == ""
+    assert "attempt lost" not in caplog.text
+
+
+def test_runner_a_batch_of_successes_fences_out_only_the_lost_try(
+    schedule_at, clock, settings, caplog
+):
+    """One try of the batch lost its lease to another worker: the others are written, the
+    lost one changes nothing, is logged, and sends no success signal."""
+    from django_cadence import signals
+
+    settings.CADENCE_LEASE = 10
+    settings.CADENCE_RECOVERY_GRACE = 0
+    for _ in range(2):
+        schedule_at(interval=MINUTE, overlap="allow")
+    planner.plan_due(clock.advance(MINUTE))
+    kept, stale = runner.claim(clock.now(), worker="w1", slots=2)
+    clock.advance(seconds=11)
+    runner.renew([kept], clock.now(), worker="w1")  # only the first lease is kept alive
+    assert recovery.recover_expired(clock.now()) == 1
+    (fresh,) = runner.claim(clock.now(), worker="w2", slots=1)
+    assert fresh.attempt_id == stale.attempt_id
+
+    sent: list[int] = []
+
+    def receiver(sender, attempt_id, **kwargs):
+        sent.append(attempt_id)
+
+    signals.attempt_succeeded.connect(receiver)
+    try:
+        landed = runner.record_successes([(kept, "w1"), (stale, "late")], clock.now())
+    finally:
+        signals.attempt_succeeded.disconnect(receiver)
+    assert landed == [kept]
+    assert sent == [kept.attempt_id]
+    assert Attempt.objects.get(pk=kept.attempt_id).status == "succeeded"
+    row = Attempt.objects.get(pk=stale.attempt_id)
+    assert (row.status, row.worker, row.claim_token, row.outcome) == (
+        "running",
+        "w2",
+        fresh.token,
+        None,
+    )
+    assert f"attempt lost id={stale.attempt_id}" in caplog.text

@@ -67,3 +67,14 @@ def test_conf_rejects_naming_the_setting(name, value, fragment):
             getattr(cadence_settings, attribute)
         assert fragment in str(excinfo.value)
         assert [str(p) for p in validate_all()] == [str(excinfo.value)]
+
+
+def test_settings_are_cached_until_a_setting_changes(settings):
+    """Parsed once; ``override_settings`` (here pytest-django's ``settings``) drops the cache."""
+    from django_cadence.conf import cadence_settings
+
+    settings.CADENCE_CONCURRENCY = 3
+    assert cadence_settings.CONCURRENCY == 3
+    assert cadence_settings._cache["CADENCE_CONCURRENCY"] == 3
+    settings.CADENCE_CONCURRENCY = 7
+    assert cadence_settings.CONCURRENCY == 7
