@@ -4,10 +4,12 @@
                              [--concurrency C] [--quick] [--profile]
     python -m benchmarks compare W1 W2 W3 [--quick] [--peers apscheduler,procrastinate,...]
     python -m benchmarks peers [--setup]
+    python -m benchmarks admin [--db postgresql|mysql|sqlite] [--sizes 10000,1000000] [--repeat N]
 
 ``run W5`` without ``--db`` runs the whole matrix (1, 2 and 4 workers on PostgreSQL and
-MariaDB, 1 on SQLite), each database in its own child process. Tables go to stdout, one
-JSON file per result to ``benchmarks/results/``.
+MariaDB, 1 on SQLite), each database in its own child process. ``admin`` times the admin
+pages with 10^4 and 10^6 attempts in its own database, ``cadence_bench_admin``. Tables go to
+stdout, one JSON file per result to ``benchmarks/results/``.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ import sys
 from . import harness
 
 DBS = ("postgresql", "mysql", "sqlite")
+ADMIN_DB_NAME = "cadence_bench_admin"  # never the other benchmarks' database: they may be running
 
 
-def _setup_django(db: str) -> None:
+def _setup_django(db: str, settings: str = "benchmarks.settings") -> None:
     os.environ["CADENCE_BENCH_DB"] = db
-    os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = settings
     import django
 
     django.setup()
@@ -97,6 +100,34 @@ def _w5_matrix(args) -> None:
     print(harness.table(rows))
 
 
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(part.replace("_", "")) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"comma-separated attempt counts, not {text!r}") from None
+    if not sizes or sizes[0] < 1:
+        raise argparse.ArgumentTypeError("give at least one positive attempt count")
+    return sizes
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def run_admin(args) -> None:
+    os.environ["CADENCE_BENCH_NAME"] = ADMIN_DB_NAME
+    _setup_django(args.db, "benchmarks.admin_settings")
+    from . import admin_pages
+
+    result = admin_pages.run(args.db, args.sizes, args.repeat)
+    path = harness.write_result(result)
+    print(admin_pages.render(result))
+    print(f"-> {path.relative_to(harness.ROOT)}\n", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks", description=__doc__.split("\n")[0]
@@ -117,6 +148,10 @@ def main(argv: list[str] | None = None) -> None:
     cmp.add_argument("--peers", default=None, help="comma-separated subset of the peers")
     peers = sub.add_parser("peers", help="list the peers; --setup makes their virtualenvs")
     peers.add_argument("--setup", action="store_true")
+    adm = sub.add_parser("admin", help="admin page times with 10^4 and 10^6 attempts")
+    adm.add_argument("--db", choices=DBS, default="postgresql")
+    adm.add_argument("--sizes", type=_sizes, default=[10_000, 1_000_000], help="attempt counts")
+    adm.add_argument("--repeat", type=_positive, default=5, help="timed fetches of each page")
     args = parser.parse_args(argv)
 
     if args.command == "run":
@@ -128,6 +163,8 @@ def main(argv: list[str] | None = None) -> None:
         results = run_ours(args)
         if args.json_out == "-":
             print("@@JSON@@" + json.dumps(results, default=str))
+    elif args.command == "admin":
+        run_admin(args)
     elif args.command == "compare":
         _setup_django("postgresql")
         from .compare import compare

@@ -24,7 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 RESULTS = BENCH / "results"
 LOGS = RESULTS / "logs"
-DB_NAME = "cadence_bench"
 PG_DSN = "host=127.0.0.1 port=5432 user=postgres"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -42,32 +41,40 @@ def sleep_until(at: datetime) -> None:
 # --- databases -----------------------------------------------------------------------------
 
 
+def db_name() -> str:
+    """The benchmark database: ``cadence_bench`` unless ``CADENCE_BENCH_NAME`` says otherwise."""
+    from django.conf import settings
+
+    return settings.BENCH_NAME
+
+
 def reset_database(db: str) -> None:
     """Drop and recreate the benchmark database, then migrate it (the ``bench`` app too)."""
     from django.core.management import call_command
     from django.db import connections
 
     connections.close_all()
+    name = db_name()
     if db == "postgresql":
         import psycopg
 
         with psycopg.connect(f"{PG_DSN} dbname=postgres", autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-            conn.execute(f"CREATE DATABASE {DB_NAME}")
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
     elif db == "mysql":
         import MySQLdb
 
         conn = MySQLdb.connect(host="127.0.0.1", port=3306, user="root", passwd="")
         try:
             cursor = conn.cursor()
-            cursor.execute(f"DROP DATABASE IF EXISTS {DB_NAME}")
-            cursor.execute(f"CREATE DATABASE {DB_NAME} CHARACTER SET utf8mb4")
+            cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+            cursor.execute(f"CREATE DATABASE {name} CHARACTER SET utf8mb4")
         finally:
             conn.close()
     else:
         RESULTS.mkdir(parents=True, exist_ok=True)
         for suffix in ("", "-wal", "-shm", "-journal", ".cadence.lock"):
-            (RESULTS / f"{DB_NAME}.sqlite3{suffix}").unlink(missing_ok=True)
+            (RESULTS / f"{name}.sqlite3{suffix}").unlink(missing_ok=True)
     call_command("migrate", verbosity=0, interactive=False)
     connections.close_all()
 
@@ -82,7 +89,7 @@ def other_pg_activity() -> list[str]:
         cursor.execute(
             "SELECT DISTINCT datname FROM pg_stat_activity "
             "WHERE datname IS NOT NULL AND datname <> %s AND pid <> pg_backend_pid()",
-            [DB_NAME],
+            [db_name()],
         )
         return sorted(row[0] for row in cursor.fetchall())
 

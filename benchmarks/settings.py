@@ -4,6 +4,9 @@
 - ``mysql``: database ``cadence_bench`` on MariaDB 127.0.0.1:3306 (root, no password).
 - ``sqlite``: ``benchmarks/results/cadence_bench.sqlite3``.
 
+``CADENCE_BENCH_NAME`` names another database (the file name on SQLite), so that a benchmark
+can run beside others on the same server without dropping their database.
+
 The harness drops and recreates the database at the start of every workload. Everything
 else is the engine's defaults (``CONN_MAX_AGE = 0``, INFO logging of the command), so what
 is measured is what a user gets out of the box. ``CADENCE_BENCH_OVERRIDES`` (JSON) may set
@@ -12,6 +15,7 @@ is measured is what a user gets out of the box. ``CADENCE_BENCH_OVERRIDES`` (JSO
 
 import json
 import os
+import re
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -28,7 +32,9 @@ INSTALLED_APPS = [
 ]
 
 BENCH_DB = os.environ.get("CADENCE_BENCH_DB", "postgresql")
-BENCH_NAME = "cadence_bench"
+BENCH_NAME = os.environ.get("CADENCE_BENCH_NAME", "cadence_bench")
+if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", BENCH_NAME):  # it is spliced into DROP DATABASE
+    raise RuntimeError(f"CADENCE_BENCH_NAME must be a lowercase SQL identifier: {BENCH_NAME!r}")
 
 if BENCH_DB == "postgresql":
     DATABASES = {
@@ -56,7 +62,7 @@ elif BENCH_DB == "sqlite":
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": str(RESULTS / "cadence_bench.sqlite3"),
+            "NAME": str(RESULTS / f"{BENCH_NAME}.sqlite3"),
             "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
         }
     }
