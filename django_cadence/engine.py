@@ -73,6 +73,7 @@ class Engine:
         self._wake = threading.Event()
         self._pool = TryPool(self.concurrency)
         self._next_heartbeat: datetime | None = None
+        self._next_due: datetime | None = None  # None: not read yet, plan
         self._next_recovery: datetime | None = None
         self._registered = False
 
@@ -89,11 +90,16 @@ class Engine:
         self.claimed_last_tick = 0
         if self.claiming:
             due_by = min(now, self.due_by) if self.due_by else now
-            more = True
-            while more:
-                more = planner.plan_due(due_by).more
+            # The previous tick read when the next schedule is due: until then there is
+            # nothing to plan, and the locking read is skipped. A schedule saved since then
+            # is seen by this tick's reading, and the next tick (at once) plans it.
+            plan = self._next_due is None or self._next_due <= due_by
+            while True:
+                more = plan and planner.plan_due(due_by).more
                 # Start what is planned before planning the next batch of a large backlog.
                 self._claim_and_start(due_by)
+                if not more:
+                    break
             if self.inline:
                 self._record_finished()
         return self._sleep_seconds(self.clock.now())
@@ -212,7 +218,9 @@ class Engine:
     def _sleep_seconds(self, now: datetime) -> float:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""
         candidates = [now + timedelta(seconds=self.max_tick)]
-        next_due = Schedule.objects.enabled().aggregate(at=Min("next_run_at"))["at"]
+        next_due = self._next_due = Schedule.objects.enabled().aggregate(at=Min("next_run_at"))[
+            "at"
+        ]
         next_ready = next_lease = None
         # While work flows (this tick claimed some), the tries' ends wake the engine and the
         # next tick claims and recovers anyway: two queries fewer on the busy path.

@@ -193,11 +193,14 @@ def _next_in_line() -> Q:
     would leave the worker nothing to claim at all. ``_choose`` still decides, under the
     schedules' row locks; this only keeps the window for attempts that may run.
     """
-    ahead = Attempt.objects.filter(schedule_id=OuterRef("schedule_id")).filter(
-        Q(status=Status.RUNNING)
-        | Q(status=Status.PENDING, occurrence_at__lt=OuterRef("occurrence_at"))
+    # Two probes, each a range of the (schedule, status, occurrence_at) index. One probe with
+    # an OR of statuses would read every attempt the schedule ever had, for every candidate.
+    same_schedule = Attempt.objects.filter(schedule_id=OuterRef("schedule_id"))
+    running = same_schedule.filter(status=Status.RUNNING)
+    earlier = same_schedule.filter(
+        status=Status.PENDING, occurrence_at__lt=OuterRef("occurrence_at")
     )
-    return Q(schedule__overlap="allow") | ~Exists(ahead)
+    return Q(schedule__overlap="allow") | (~Exists(running) & ~Exists(earlier))
 
 
 def _lock_attempts_and_schedules() -> dict[str, Any]:
