@@ -252,3 +252,48 @@ def test_engine_does_not_wake_for_retries_of_a_paused_schedule(engine, schedule_
     django_cadence.pause(schedule)
     assert engine.tick() == pytest.approx(engine.max_tick)
     assert Attempt.objects.get().status == "pending"
+
+
+def test_engine_skips_the_planning_read_until_the_next_due_instant(
+    engine, schedule_at, clock, monkeypatch
+):
+    """Between due instants a tick does not lock schedules to find that none is due."""
+    from django_cadence import planner
+
+    planned = []
+    plan_due = planner.plan_due
+    monkeypatch.setattr(planner, "plan_due", lambda now: planned.append(now) or plan_due(now))
+    schedule_at(interval=timedelta(hours=1))
+    engine.tick()  # nothing read yet: plans (nothing), then reads the next due instant
+    clock.advance(MINUTE)
+    engine.tick()
+    assert len(planned) == 1
+    clock.advance(hours=1)
+    engine.tick()
+    assert len(planned) == 2
+    assert Attempt.objects.filter(status="succeeded").count() == 1
+
+
+def test_engine_plans_a_schedule_saved_after_it_read_the_next_due_instant(
+    engine, schedule_at, clock
+):
+    """Another process saves a schedule due now while the engine believes nothing is due for
+    an hour: the next tick sees it and asks to run again at once, and that tick plans it."""
+    schedule_at(interval=timedelta(hours=1))
+    engine.tick()
+    late = schedule_at(interval=timedelta(seconds=1))
+    clock.advance(seconds=1)
+    assert engine.tick() == 0.0
+    engine.tick()
+    assert Attempt.objects.filter(schedule=late, status="succeeded").count() == 1
+
+
+def test_engine_plans_at_once_on_a_change_notice(engine, schedule_at, clock):
+    """On PostgreSQL a saved schedule sends a notice; the tick it wakes plans without delay."""
+    schedule_at(interval=timedelta(hours=1))
+    engine.tick()
+    late = schedule_at(interval=timedelta(seconds=1))
+    clock.advance(seconds=1)
+    engine._notice()  # what the listener thread calls on a notification
+    engine.tick()
+    assert Attempt.objects.filter(schedule=late, status="succeeded").count() == 1
