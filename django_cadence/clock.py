@@ -27,8 +27,11 @@ class SystemClock:
         return datetime.now(UTC)
 
 
+# The server's time at the moment of the query, even inside a transaction: PostgreSQL's
+# CURRENT_TIMESTAMP is the transaction's start (an atomic job's commit reads the clock late in
+# its transaction); MariaDB's UTC_TIMESTAMP is the statement's start.
 _NOW_SQL = {
-    "postgresql": "SELECT CURRENT_TIMESTAMP(6)",
+    "postgresql": "SELECT clock_timestamp()",
     "mysql": "SELECT UTC_TIMESTAMP(6)",
 }
 

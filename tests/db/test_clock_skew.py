@@ -188,3 +188,16 @@ def test_the_database_clock_estimate_is_never_ahead_of_the_server():
         estimate = clock.now()
         assert estimate <= DatabaseClock().now()
         time.sleep(0.01)
+
+
+def test_the_database_clock_reads_the_current_instant_inside_a_transaction():
+    """An atomic job reads the clock for its commit late in its own transaction: the reading
+    is the server's current time, not the moment the transaction began."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        DatabaseClock().now()  # the transaction has begun on the server
+        time.sleep(0.3)
+        inside = DatabaseClock().now()
+    after = DatabaseClock().now()
+    assert after - inside < timedelta(seconds=0.2)
