@@ -385,6 +385,9 @@ class Attempt(models.Model):
             ),
             # The attempts changelist's default order (newest first) on millions of rows.
             models.Index(fields=("occurrence_at",), name="cadence_attempt_occurrence_idx"),
+            # The same order within one status (dead letters, the status filter), and the
+            # first and last occurrence of a status for the admin's date hierarchy.
+            models.Index(fields=("status", "occurrence_at"), name="cadence_attempt_status_idx"),
         )
         constraints = (
             models.UniqueConstraint(

@@ -205,6 +205,25 @@ def test_admin_attempt_changelist_query_count_does_not_grow(
     )
 
 
+def test_admin_dead_letters_are_listed_newest_occurrence_first(admin_client, make_schedule):
+    """By occurrence, as the (status, occurrence_at) index gives them, not by finished_at."""
+    schedule = make_schedule()
+    older = Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=T0,
+        status="dead_letter",
+        finished_at=T0 + timedelta(hours=5),
+    )
+    newer = Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=T0 + timedelta(hours=1),
+        status="dead_letter",
+        finished_at=T0 + timedelta(hours=1, minutes=1),
+    )
+    response = admin_client.get(changelist("deadletter"))
+    assert [a.pk for a in response.context["cl"].result_list] == [newer.pk, older.pk]
+
+
 def test_admin_capped_paginator_stops_counting_at_the_cap(make_schedule):
     schedule = make_schedule()
     Attempt.objects.bulk_create(
