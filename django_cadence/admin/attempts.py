@@ -2,10 +2,10 @@
 
 These tables grow without bound (a one-second schedule makes 86,400 attempts a day), so the
 changelists never count a whole table: the full-result count is off and the paginator counts
-at most ``COUNT_CAP`` rows ("10000+ attempts" beyond that); rows come with their schedule
-in the same query; the filters are on indexed columns (status, schedule) or bounded by
-the date hierarchy, whose years, months and days come from the first and last occurrence
-(``dates.py``), never from a scan of the rows.
+at most ``COUNT_CAP`` rows ("10000+ attempts" beyond that); a page's schedules come in one
+more query rather than a join (see ``AttemptChangeList``); the filters are on indexed columns
+(status, schedule) or bounded by the date hierarchy, whose years, months and days come from
+the first and last occurrence (``dates.py``), never from a scan of the rows.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.functional import cached_property
@@ -54,7 +55,20 @@ class CappedCountPaginator(Paginator):
 
 
 class AttemptChangeList(ChangeList):
-    """The attempt pages' list: a date hierarchy without DISTINCT."""
+    """The attempt pages' list: no join for the page, a date hierarchy without DISTINCT.
+
+    With the schedule joined, MariaDB plans "newest 100 attempts" from the schedules' side,
+    joins every attempt and sorts them all (100 s with 10^6 attempts); without the join the
+    page is a short backward scan of an index on every backend, and ``prefetch_related``
+    fetches the page's schedules in one more query.
+    """
+
+    def apply_select_related(self, qs: QuerySet) -> QuerySet:
+        return qs
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        self.result_list = self.result_list.prefetch_related("schedule")
 
     def bounded_date_hierarchy(self) -> dict[str, Any]:
         return dates.date_hierarchy(self)
@@ -87,7 +101,6 @@ class AttemptAdmin(DALFModelAdmin):
     )
     date_hierarchy = "occurrence_at"
     change_list_template = "django_cadence/admin/attempt_change_list.html"
-    list_select_related = ("schedule",)
     show_full_result_count = False
     paginator = CappedCountPaginator
     actions = ("retry_dead_letters", "cancel")

@@ -57,7 +57,7 @@ class DeadLetterAdmin(AttemptAdmin):
                 "ids": list(queryset.values_list("pk", flat=True)),
                 "shown": [
                     (row.schedule.name, row.occurrence_at, display.excerpt(row.error))
-                    for row in queryset.select_related("schedule")[:SHOWN]
+                    for row in queryset.prefetch_related("schedule")[:SHOWN]
                 ],
                 "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             }

@@ -3,6 +3,8 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from django_cadence.admin.attempts import AtLeast, CappedCountPaginator
@@ -195,14 +197,50 @@ def test_admin_attempt_changelist_query_count_does_not_grow(
                 )
             )
     Attempt.objects.bulk_create(rows)
-    # Session, user, the capped count, the page with its schedules, and the date hierarchy's
-    # first and last occurrence (its days come from those, not from a query).
-    with django_assert_num_queries(5):
+    # Session, user, the capped count, the page, its schedules (one prefetch query), and the
+    # date hierarchy's first and last occurrence (its days come from those, not from a query).
+    with django_assert_num_queries(6):
         response = admin_client.get(changelist(page))
     assert response.status_code == 200
     assert len(response.context["cl"].result_list) == min(
         100, len(rows) // (1 if page == "attempt" else 3)
     )
+
+
+def attempt_selects(queries):
+    """The statements that read attempt rows (not counts, not the date range)."""
+    return [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT")
+        and "cadence_attempt" in q["sql"].partition(" FROM ")[2][:40]
+        and "ORDER BY" in q["sql"]
+    ]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_admin_attempt_changelists_fetch_schedules_without_a_join(admin_client, three, page):
+    """MariaDB plans "page of attempts JOIN schedule" from the schedules and sorts every attempt."""
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.get(changelist(page))
+    assert response.status_code == 200
+    assert "billing" in response.content.decode()  # the schedule column, from the prefetch
+    pages = attempt_selects(queries)
+    assert len(pages) == 1
+    assert "JOIN" not in pages[0].upper()
+    schedules = [q["sql"] for q in queries.captured_queries if "cadence_schedule" in q["sql"]]
+    assert len(schedules) == 1  # the page's schedules, by primary key
+
+
+def test_admin_discard_confirmation_fetches_schedules_without_a_join(admin_client, three):
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.post(
+            changelist("deadletter"),
+            {"action": "discard", "select_across": "1", "index": "0", "_selected_action": ["0"]},
+        )
+    assert response.status_code == 200
+    assert "billing" in response.content.decode()
+    assert not [sql for sql in attempt_selects(queries) if "JOIN" in sql.upper()]
 
 
 def test_admin_dead_letters_are_listed_newest_occurrence_first(admin_client, make_schedule):
