@@ -5,6 +5,12 @@ each row is annotated with the occurrence of its 20th most recent attempt (a sho
 scan of the unique index on ``(schedule, occurrence_at, trigger)``), and one query then
 fetches, for all rows, the attempts at or after those cutoffs. The last outcome is another
 per-row subquery on the same index, so it can be filtered and sorted on.
+
+Both subqueries order by the whole unique key, ``occurrence_at`` then ``trigger``: the index
+then gives the order itself and the scan stops at the first finished attempt. Ordered by
+``occurrence_at`` alone, MariaDB answered the last outcome from ``(schedule, status,
+occurrence_at)`` instead, reading and sorting all of a schedule's finished attempts (10,000
+each with 10^6 attempts, 280 ms a page); PostgreSQL walks the unique index either way.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ STRIP_BATCH = 100  # schedules per strip query: keeps the OR list short on every
 
 def annotate_recent(queryset: QuerySet) -> QuerySet:
     """``last_outcome`` (newest finished attempt's status) and ``strip_cutoff`` on each row."""
-    latest = Attempt.objects.filter(schedule=OuterRef("pk")).order_by("-occurrence_at")
+    latest = Attempt.objects.filter(schedule=OuterRef("pk")).order_by("-occurrence_at", "-trigger")
     return queryset.annotate(
         last_outcome=Subquery(latest.filter(status__in=TERMINAL_STATUSES).values("status")[:1]),
         strip_cutoff=Subquery(latest.values("occurrence_at")[STRIP_LENGTH - 1 : STRIP_LENGTH]),

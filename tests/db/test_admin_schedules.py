@@ -1,10 +1,13 @@
 """The schedules admin: the changelist's columns and filters, the form's executor and payload."""
 
+import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from django_cadence.admin.forms import executor_choices, restore_secrets
@@ -162,6 +165,27 @@ def test_admin_schedule_changelist_query_count_does_not_grow(
         response = admin_client.get(CHANGELIST)
     assert response.status_code == 200
     assert response.content.decode().count("cadence-cell ") == schedules * min(20, per_schedule)
+
+
+def test_admin_schedule_last_outcome_follows_the_unique_key(admin_client, make_schedule):
+    """Newest by (occurrence_at, trigger): the unique index's order, so no database sorts.
+
+    Ordered by occurrence alone, MariaDB read and sorted every finished attempt of each
+    schedule through (schedule, status, occurrence_at): 280 ms a page with 10^6 attempts.
+    """
+    schedule = make_schedule()
+    attempts(schedule, ["dead_letter", "succeeded", "pending"])
+    Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=T0 + timedelta(hours=1),
+        trigger="manual",
+        status="cancelled",
+    )
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.get(CHANGELIST)
+    assert [s.last_outcome for s in response.context["cl"].result_list] == ["succeeded"]
+    page = next(q["sql"] for q in queries.captured_queries if "last_outcome" in q["sql"])
+    assert re.search(r"ORDER BY \S*occurrence_at\S* DESC, \S*trigger\S* DESC", page)
 
 
 def test_admin_schedule_change_and_add_pages_render(admin_client, make_schedule):
