@@ -120,15 +120,20 @@ def redact_text(text: str) -> str:
 
     Covers ``password=hunter2``, ``token: abc``, ``'api_key': 'abc'``, ``"secret": "abc"``
     and ``Authorization: Bearer abc``; structured values should go through :func:`redact`.
+    A quoted value left open (a repr or a text cut short) is hidden to the end of its line.
+
+    A key starts only where a word starts (the look-behind): a match found inside a word
+    would also be found from the word's start, and trying every position of every word made
+    redaction four times slower (~1 us per character without it).
     """
     secrets = "|".join(re.escape(secret) for secret in cadence_settings.SECRET_KEYS)
     if not secrets:
         return text
     pattern = re.compile(
-        rf"""(?P<key>[\w.-]*(?:{secrets})[\w.-]*["']?\s*[:=]\s*)
-        (?:(?P<quote>["'])(?:\\.|(?!(?P=quote)).)*(?P=quote)
+        rf"""(?P<key>(?<![\w.-])[\w.-]*(?:{secrets})[\w.-]*["']?\s*[:=]\s*)
+        (?:(?P<quote>["'])(?:\\.|(?!(?P=quote)).)*(?:(?P=quote)|$)
           |(?:(?:bearer|basic|token)\s+)?[^\s,;&'"}})\]]+)""",
-        re.IGNORECASE | re.VERBOSE,
+        re.IGNORECASE | re.VERBOSE | re.MULTILINE,
     )
 
     def hide(match: re.Match[str]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import namedtuple
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -202,11 +203,50 @@ def test_redact_survives_cycles():
         ("GET /cb?access_token=abc&x=1", f"GET /cb?access_token={REDACTED}&x=1"),
         ("TOKEN: xyz", f"TOKEN: {REDACTED}"),
         ("nothing to hide: here", "nothing to hide: here"),
+        ("db.user_password=abc x=1", f"db.user_password={REDACTED} x=1"),
+        ("{'token': 'abc", f"{{'token': '{REDACTED}'"),
+        ("{'token': 'abc\nnext line", f"{{'token': '{REDACTED}'\nnext line"),
+        ('"secret": "a\\', f'"secret": "{REDACTED}"'),
     ],
-    ids=["key-value", "python-repr", "json-escaped-quote", "bearer", "query", "case", "none"],
+    ids=[
+        "key-value",
+        "python-repr",
+        "json-escaped-quote",
+        "bearer",
+        "query",
+        "case",
+        "none",
+        "inside-a-word",
+        "quote-left-open",
+        "quote-open-to-end-of-line",
+        "cut-after-a-backslash",
+    ],
 )
 def test_redact_text_hides_values_after_secret_keys(text, expected):
     assert redact_text(text) == expected
+
+
+_WORDS = ["password", "token", "Bearer", "api_key", "x", "my.", "-", "=", ":", " ", "'", '"']
+
+
+@given(st.lists(st.sampled_from([*_WORDS, "\n", ",", "abc", "\\"]), max_size=12).map("".join))
+def test_redact_text_starts_keys_only_where_words_start_and_changes_nothing(text):
+    """The look-behind only skips match attempts inside words, which would fail or repeat."""
+    from django_cadence.conf import cadence_settings
+
+    secrets = "|".join(re.escape(secret) for secret in cadence_settings.SECRET_KEYS)
+    everywhere = re.compile(
+        rf"""(?P<key>[\w.-]*(?:{secrets})[\w.-]*["']?\s*[:=]\s*)
+        (?:(?P<quote>["'])(?:\\.|(?!(?P=quote)).)*(?:(?P=quote)|$)
+          |(?:(?:bearer|basic|token)\s+)?[^\s,;&'"}})\]]+)""",
+        re.IGNORECASE | re.VERBOSE | re.MULTILINE,
+    )
+
+    def hide(match):
+        quote = match["quote"] or ""
+        return f"{match['key']}{quote}{REDACTED}{quote}"
+
+    assert redact_text(text) == everywhere.sub(hide, text)
 
 
 # outcome_or_none
