@@ -13,7 +13,7 @@ from django.db import transaction
 from django.http import HttpRequest
 
 from ..models import Attempt, Status
-from ..payloads import redact_text
+from . import display
 
 APP = "django_cadence"
 
@@ -52,7 +52,7 @@ def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:
                 action_flag=DELETION,
                 change_message=(
                     f"Discarded the dead letter of {row.schedule.name} at "
-                    f"{row.occurrence_at.isoformat()}: {redact_text(row.error)[:500]}"
+                    f"{row.occurrence_at.isoformat()}: {display.scrubbed(row.error, 500)}"
                 ),
                 single_object=True,
             )

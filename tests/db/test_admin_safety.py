@@ -5,7 +5,9 @@ from datetime import UTC, datetime
 import pytest
 from django.urls import reverse
 
+from django_cadence.admin import display
 from django_cadence.models import Attempt, Schedule
+from django_cadence.payloads import REDACTED, redact_text
 
 XSS = "<img src=x onerror=alert(1)>"
 ESCAPED = "&lt;img src=x onerror=alert(1)&gt;"
@@ -123,3 +125,65 @@ def test_admin_help_text_escapes_a_stored_executor(admin_client, make_schedule):
     html = html.content.decode()
     assert XSS not in html
     assert "is not allowed any more" in html
+
+
+# --- excerpts: only what is shown is redacted, and a secret cut short stays hidden -------------
+
+LONG = "x" * 5_000  # a long traceback's worth of text between the start and the secret
+TOKEN = SECRET * 100  # a secret longer than the redaction margin: the cut falls inside it
+
+
+def _shown_near_the_end(secret_text: str, length: int) -> str:
+    """Text whose ``length`` shown characters end with the start of ``secret_text``."""
+    return "y" * (length - 30) + secret_text
+
+
+@pytest.mark.parametrize(
+    "secret_text",
+    [f"password={TOKEN} more", f"{{'token': '{TOKEN}'}}", f'{{"secret": "{TOKEN}"}}'],
+    ids=["key-value", "quoted", "json"],
+)
+@pytest.mark.parametrize("where", ["headline", "tooltip"])
+def test_admin_excerpt_hides_a_secret_cut_short(secret_text, where):
+    if where == "headline":  # the exception line, after a long traceback
+        head = "RuntimeError: "
+        line = head + _shown_near_the_end(secret_text, display.EXCERPT_CHARS - len(head))
+        text = f"Traceback (most recent call last):\n  {LONG}\n{line}"
+    else:
+        text = _shown_near_the_end(secret_text, display.TOOLTIP_CHARS) + "\n" + LONG
+    html = str(display.excerpt(text))
+    assert REDACTED in html
+    assert SECRET[:3] not in html
+
+
+def test_admin_excerpt_redacts_only_what_it_shows(monkeypatch):
+    """A 10,000-character traceback is not redacted whole for a changelist's excerpt."""
+    redacted = []
+
+    def spy(text):
+        redacted.append(len(text))
+        return redact_text(text)
+
+    monkeypatch.setattr(display, "redact_text", spy)
+    text = f"Traceback (most recent call last):\n  {LONG}{LONG}\nRuntimeError: token={SECRET}"
+    html = str(display.excerpt(text))
+    assert "RuntimeError: token=" in html
+    assert SECRET not in html
+    assert max(redacted) <= display.TOOLTIP_CHARS + display.REDACT_MARGIN
+    display.text_block(text)  # the detail page: the whole text
+    assert max(redacted) == len(text)
+
+
+def test_admin_detail_page_redacts_a_secret_at_the_end_of_a_long_error(admin_client, make_schedule):
+    schedule = make_schedule()
+    error = f"Traceback (most recent call last):\n  {LONG}{LONG}\nRuntimeError: api_key={SECRET}"
+    attempt = Attempt.objects.create(
+        schedule=schedule, occurrence_at=T0, status="dead_letter", error=error
+    )
+    for url in (
+        reverse("admin:django_cadence_attempt_change", args=[attempt.pk]),
+        reverse("admin:django_cadence_deadletter_changelist"),
+    ):
+        html = admin_client.get(url).content.decode()
+        assert "RuntimeError: api_key=" in html
+        assert SECRET not in html
