@@ -77,8 +77,8 @@ class Engine:
         self._wake = threading.Event()
         self._pool = TryPool(self.concurrency)
         self._next_heartbeat: datetime | None = None
-        self._next_due: datetime | None = None  # None: not read yet, plan
-        self._next_due_read: datetime | None = None
+        self._next_due: datetime | None = None  # None: no enabled schedule will fire
+        self._next_due_read: datetime | None = None  # None: not read yet, so plan
         self._changed = False  # a notice said schedules or attempts changed: plan now
         self._next_recovery: datetime | None = None
         self._registered = False
@@ -101,7 +101,8 @@ class Engine:
             # engine on PostgreSQL (``_changed``); elsewhere the next reading (at most
             # NEXT_DUE_MAX_AGE later) sees it, and the next tick plans it.
             changed, self._changed = self._changed, False
-            plan = changed or self._next_due is None or self._next_due <= due_by
+            plan = changed or self._next_due_read is None
+            plan = plan or (self._next_due is not None and self._next_due <= due_by)
             while True:
                 more = plan and planner.plan_due(due_by).more
                 # Start what is planned before planning the next batch of a large backlog.

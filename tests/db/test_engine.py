@@ -297,3 +297,23 @@ def test_engine_plans_at_once_on_a_change_notice(engine, schedule_at, clock):
     engine._notice()  # what the listener thread calls on a notification
     engine.tick()
     assert Attempt.objects.filter(schedule=late, status="succeeded").count() == 1
+
+
+def test_engine_does_not_plan_every_tick_once_nothing_is_left_to_fire(
+    engine, schedule_at, clock, monkeypatch
+):
+    """A fired one-shot has no next run: "no schedule will fire" is not "not read yet"."""
+    from django_cadence import planner
+
+    planned = []
+    plan_due = planner.plan_due
+    monkeypatch.setattr(planner, "plan_due", lambda now: planned.append(now) or plan_due(now))
+    schedule_at(kind="once", run_at=clock.now() + MINUTE, interval=None)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert Attempt.objects.get().status == "succeeded"
+    calls = len(planned)
+    for _ in range(3):
+        clock.advance(seconds=1)
+        engine.tick()
+    assert len(planned) == calls
