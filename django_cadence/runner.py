@@ -26,6 +26,7 @@ from . import executors, policies, signals
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Status
 from .payloads import escape_control, redact_text
+from .prepared import PreparedRead
 
 logger = logging.getLogger(__name__)
 
@@ -120,26 +121,17 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
     with transaction.atomic():
         # One statement reads and locks the candidates and their schedules (a schedule
         # locked by another worker leaves its attempts to a later tick).
-        candidates = list(
-            Attempt.objects.ready(due_by or now)
-            .filter(schedule__enabled=True)  # nothing runs while its schedule is paused
-            .filter(_next_in_line())
-            .order_by("retry_at")  # the ready index gives this order; ties by id would sort all
-            .select_related("schedule")
-            .select_for_update(skip_locked=True, **_lock_attempts_and_schedules())
-            .only(*_CLAIM_FIELDS)[: slots + max(4, slots // 4)]
-        )
+        candidates = _CANDIDATES.rows(Attempt.objects.db, slots + max(4, slots // 4), due_by or now)
         if not candidates:
             return []
-        schedules = {a.schedule_id: a.schedule for a in candidates}
-        chosen = _choose(candidates, schedules, slots)
+        chosen = _choose(candidates, slots)
         if not chosen:
             return []
         lease_until = now + cadence_settings.LEASE
         # One statement for the batch. Each try's token is a fresh random batch prefix plus
         # the attempt id: unguessable, and unique per try since every claim draws a new one.
         batch = secrets.token_hex(8)
-        Attempt.objects.filter(pk__in=[a.pk for a in chosen]).update(
+        Attempt.objects.filter(pk__in=[a.id for a in chosen]).update(
             status=Status.RUNNING,
             claim_token=Concat(Value(batch), Cast("id", output_field=CharField())),
             lease_until=lease_until,
@@ -150,11 +142,9 @@ def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = N
         )
         claims = []
         jobs: dict[str, executors.JobOptions] = {}  # one look-up per executor and batch
-        for attempt in chosen:
-            attempt.claim_token = f"{batch}{attempt.pk}"
-            attempt.tries += 1
-            schedule = schedules[attempt.schedule_id]
-            claims.append(_claim_for(attempt, schedule, now, worker, jobs))
+        for candidate in chosen:
+            token = f"{batch}{candidate.id}"
+            claims.append(_claim_for(candidate, token, now, worker, jobs))
     for c in claims:
         signals.attempt_started.send(Attempt, **_event(c))
     return claims
@@ -169,12 +159,9 @@ _CLAIM_FIELDS = (
     "tries",
     "recoveries",
     "history",
-    "retry_at",
-    "schedule__id",
     "schedule__name",
     "schedule__executor",
     "schedule__payload",
-    "schedule__enabled",
     "schedule__overlap",
     "schedule__max_attempts",
     "schedule__retry_base",
@@ -182,6 +169,24 @@ _CLAIM_FIELDS = (
     "schedule__max_runtime",
     "schedule__pause_after_failures",
 )
+
+
+def _candidates(window: int, due_by: datetime):
+    """Ready attempts of enabled schedules, oldest first, locked with their schedules.
+
+    ``FOR UPDATE`` without ``OF`` locks the rows of both tables of the join on every backend.
+    """
+    return (
+        Attempt.objects.ready(due_by)
+        .filter(schedule__enabled=True)  # nothing runs while its schedule is paused
+        .filter(_next_in_line())
+        .order_by("retry_at")  # the ready index gives this order; ties by id would sort all
+        .select_for_update(skip_locked=True)
+        .values_list(*_CLAIM_FIELDS)[:window]
+    )
+
+
+_CANDIDATES = PreparedRead(_candidates, _CLAIM_FIELDS, Attempt._meta.get_field("retry_at"))
 
 
 def _next_in_line() -> Q:
@@ -203,20 +208,13 @@ def _next_in_line() -> Q:
     return Q(schedule__overlap="allow") | (~Exists(running) & ~Exists(earlier))
 
 
-def _lock_attempts_and_schedules() -> dict[str, Any]:
-    """Lock both tables' rows, naming them where the backend can (MariaDB locks the join)."""
-    if connection.features.has_select_for_update_of:
-        return {"of": ("self", "schedule")}
-    return {}
-
-
-def _choose(candidates: list[Attempt], schedules: dict[int, Schedule], slots: int) -> list[Attempt]:
+def _choose(candidates: list, slots: int) -> list:
     """Pick attempts to start: any number per ``allow`` schedule, one per serial schedule.
 
     A serial schedule (locked by us) starts its oldest waiting attempt, and only when none of
     its attempts runs: a pending retry of an earlier occurrence holds back later ones.
     """
-    serial = [sid for sid, s in schedules.items() if policies.is_serial(s.overlap)]
+    serial = list({c.schedule_id for c in candidates if policies.is_serial(c.schedule_overlap)})
     heads: dict[int, datetime] = {}
     busy: set[int] = set()
     if serial:
@@ -235,12 +233,9 @@ def _choose(candidates: list[Attempt], schedules: dict[int, Schedule], slots: in
             if row["running"]:
                 busy.add(row["schedule_id"])
             heads[row["schedule_id"]] = row["head"]
-    chosen: list[Attempt] = []
+    chosen = []
     for attempt in candidates:
-        schedule = schedules.get(attempt.schedule_id)
-        if schedule is None:
-            continue  # its schedule is locked by another worker: next tick
-        if policies.is_serial(schedule.overlap):
+        if policies.is_serial(attempt.schedule_overlap):
             if (
                 attempt.schedule_id in busy
                 or heads.get(attempt.schedule_id) != attempt.occurrence_at
@@ -254,29 +249,48 @@ def _choose(candidates: list[Attempt], schedules: dict[int, Schedule], slots: in
 
 
 def _claim_for(
-    attempt: Attempt,
-    schedule: Schedule,
+    candidate,
+    token: str,
     now: datetime,
     worker: str,
     jobs: dict[str, executors.JobOptions] | None = None,
 ) -> Claim:
+    """The claim of one candidate row (``_CLAIM_FIELDS``), its try counted."""
+    schedule = _ScheduleSettings(
+        executor=candidate.schedule_executor,
+        max_attempts=candidate.schedule_max_attempts,
+        retry_base=candidate.schedule_retry_base,
+        retry_cap=candidate.schedule_retry_cap,
+        max_runtime=candidate.schedule_max_runtime,
+    )
     return Claim(
         worker=worker,
-        attempt_id=attempt.pk,
-        token=attempt.claim_token,
-        schedule_id=schedule.pk,
-        schedule_name=schedule.name,
-        executor=schedule.executor,
-        payload=schedule.payload,
-        occurrence_at=attempt.occurrence_at,
-        trigger=attempt.trigger,
-        tries=attempt.tries,
-        recoveries=attempt.recoveries,
+        attempt_id=candidate.id,
+        token=token,
+        schedule_id=candidate.schedule_id,
+        schedule_name=candidate.schedule_name,
+        executor=candidate.schedule_executor,
+        payload=candidate.schedule_payload,
+        occurrence_at=candidate.occurrence_at,
+        trigger=candidate.trigger,
+        tries=candidate.tries + 1,
+        recoveries=candidate.recoveries,
         started_at=now,
-        history=list(attempt.history or []),
-        pause_after_failures=schedule.pause_after_failures,
+        history=list(candidate.history or []),
+        pause_after_failures=candidate.schedule_pause_after_failures,
         **resolved_options(schedule, jobs),
     )
+
+
+@dataclass(frozen=True)
+class _ScheduleSettings:
+    """The schedule fields ``resolved_options`` reads, from a claim's row."""
+
+    executor: str
+    max_attempts: int | None
+    retry_base: timedelta | None
+    retry_cap: timedelta | None
+    max_runtime: timedelta | None
 
 
 # --- fenced writes -------------------------------------------------------------------------

@@ -1,0 +1,60 @@
+"""The claim's prepared read: compiled once, then run with new arguments."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from django_cadence import planner, runner
+from django_cadence.models import Attempt
+from django_cadence.prepared import PreparedRead
+
+pytestmark = pytest.mark.django_db
+MINUTE = timedelta(minutes=1)
+
+
+def test_a_prepared_read_returns_what_the_queryset_returns_for_each_argument(schedule_at, clock):
+    for i in range(3):
+        schedule_at(interval=MINUTE * (i + 1), overlap="allow", payload={"n": i})
+    planner.plan_due(clock.advance(MINUTE * 3))
+    read = PreparedRead(
+        runner._candidates, runner._CLAIM_FIELDS, Attempt._meta.get_field("retry_at")
+    )
+    for due_by in (clock.now() - MINUTE * 3, clock.now() - MINUTE * 2, clock.now()):
+        with transaction.atomic():
+            expected = list(runner._candidates(10, due_by))
+            got = read.rows("default", 10, due_by)
+        assert [tuple(row) for row in got] == expected
+    row = got[0]
+    assert row.schedule_payload == {"n": 0}  # JSON decoded by the field's converter
+    assert row.occurrence_at.tzinfo is not None  # aware, like the ORM's
+
+
+def test_a_prepared_read_compiles_once_per_shape(clock):
+    compiled = []
+    build = runner._candidates
+
+    def counting_build(shape, due_by):
+        compiled.append(shape)
+        return build(shape, due_by)
+
+    read = PreparedRead(counting_build, runner._CLAIM_FIELDS, Attempt._meta.get_field("retry_at"))
+    with transaction.atomic():
+        for _ in range(3):
+            read.rows("default", 5, clock.now())
+        read.rows("default", 6, clock.now())
+    assert compiled == [5, 5, 6, 6]  # two compilations find the argument's parameter
+
+
+def test_the_claim_read_locks_its_rows_and_their_schedules():
+    if connection.vendor == "sqlite":
+        assert not connection.features.has_select_for_update
+        return
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        runner._CANDIDATES.rows(
+            "default", 3, Attempt._meta.get_field("retry_at").to_python("2026-01-01T00:00:00+00:00")
+        )
+    (sql,) = [q["sql"] for q in queries if "SELECT" in q["sql"]]
+    assert sql.rstrip().endswith("FOR UPDATE SKIP LOCKED")  # no OF: both tables' rows
+    assert "JOIN" in sql
