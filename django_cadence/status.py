@@ -85,8 +85,10 @@ def collect(now: datetime) -> StatusReport:
         .order_by()
     )
     report.queue_depth = Attempt.objects.ready(now).count()
+    # Ordered by the whole unique key (occurrence, trigger): the unique index gives the order
+    # and the scan stops at the first finished attempt, on MariaDB too (the admin's reason).
     last = Attempt.objects.filter(schedule=OuterRef("pk"), status__in=TERMINAL_STATUSES).order_by(
-        "-occurrence_at", "-id"
+        "-occurrence_at", "-trigger"
     )
     rows = Schedule.objects.annotate(
         last_status=Subquery(last.values("status")[:1]),
