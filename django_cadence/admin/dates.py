@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from django.contrib.admin.utils import get_fields_from_path
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import Max, Min, QuerySet
 from django.utils import formats, timezone
@@ -39,7 +40,16 @@ def _day(value: date | datetime) -> date:
 
 
 def date_hierarchy(cl: ChangeList) -> dict[str, Any]:
-    """What Django's ``date_hierarchy`` tag gives its template, from at most one query."""
+    """What Django's ``date_hierarchy`` tag gives its template, from at most one query.
+
+    ``field_name`` (the field's verbose name) is what Django 6's template labels the
+    hierarchy with; Django 5's template does not read it.
+    """
+    verbose = get_fields_from_path(cl.model, cl.date_hierarchy)[-1].verbose_name
+    return {**_hierarchy(cl), "field_name": verbose}
+
+
+def _hierarchy(cl: ChangeList) -> dict[str, Any]:
     field = cl.date_hierarchy
     names = {part: f"{field}__{part}" for part in PARTS}
     year, month, day = (cl.params.get(names[part]) for part in PARTS)

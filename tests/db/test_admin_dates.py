@@ -155,8 +155,11 @@ def test_admin_date_hierarchy_matches_django_when_every_period_has_attempts(
         response, _sql = hierarchy(admin_client, query)
         cl = response.context["cl"]
         ours = date_hierarchy(cl)
+        assert ours.pop("field_name") == "occurrence at"  # Django 6's template reads it
         if zone == "UTC" or connection.features.has_zoneinfo_database:
-            assert ours == django_date_hierarchy(cl)
+            theirs = django_date_hierarchy(cl)
+            theirs.pop("field_name", None)  # Django 6 has it, Django 5 does not
+            assert ours == theirs
 
 
 @override_settings(TIME_ZONE="America/New_York")
