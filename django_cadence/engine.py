@@ -101,8 +101,8 @@ class Engine:
             # engine on PostgreSQL (``_changed``); elsewhere the next reading (at most
             # NEXT_DUE_MAX_AGE later) sees it, and the next tick plans it.
             changed, self._changed = self._changed, False
-            plan = changed or self._next_due_read is None
-            plan = plan or (self._next_due is not None and self._next_due <= due_by)
+            due = self._next_due is not None and self._next_due <= due_by
+            plan = changed or due or self._next_due_read is None
             while True:
                 more = plan and planner.plan_due(due_by).more
                 # Start what is planned before planning the next batch of a large backlog.
@@ -178,6 +178,7 @@ class Engine:
             del self._done[: len(batch)]
 
     def _record(self, claim: runner.Claim, result: TryResult, now: datetime) -> None:
+        """Every outcome but a plain success (those are written together, by the batch)."""
         if result.committed:
             return  # atomic: recorded inside the job's own transaction
         if result.kind == "lost":
@@ -189,8 +190,6 @@ class Engine:
             return
         if claim.cancel_event.is_set():
             runner.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
-        elif result.kind == "ok":
-            runner.record_successes([(claim, result.value)], now)
         else:
             runner.record_failure(claim, result.error, now, permanent=result.kind == "permanent")
 

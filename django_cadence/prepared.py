@@ -35,7 +35,6 @@ class _Compiled:
     slot: int  # where the argument goes in params
     compiler: Any
     converters: dict
-    row: type
 
 
 class PreparedRead:
@@ -64,7 +63,7 @@ class PreparedRead:
             fetched = cursor.fetchall()
         if compiled.converters:
             fetched = compiled.compiler.apply_converters(fetched, compiled.converters)
-        return [compiled.row._make(values) for values in fetched]
+        return [self.row._make(values) for values in fetched]
 
     def _compile(self, using: str, shape: Hashable) -> _Compiled:
         (compiler, sql, params), (_, other_sql, other_params) = (
@@ -79,7 +78,6 @@ class PreparedRead:
             slot=differing[0],
             compiler=compiler,
             converters=compiler.get_converters([column for column, _, _ in compiler.select]),
-            row=self.row,
         )
 
     def _compile_with(self, using: str, shape: Hashable, stand_in: datetime):

@@ -366,12 +366,17 @@ def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Cl
     return landed
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def _per_row(name: str, values: dict[int, Any]) -> Any:
     """``values[id]`` for each row of an UPDATE: the one value if all agree, else a CASE."""
     field = Attempt._meta.get_field(name)
-    distinct = {json.dumps(v, sort_keys=True, default=str) for v in values.values()}
-    if len(distinct) == 1:
-        return Value(next(iter(values.values())), output_field=field)
+    first, *others = values.values()
+    # ``==`` fails fast on the histories, which always differ; JSON then tells 1 from True.
+    if all(value == first for value in others) and len({_json(v) for v in values.values()}) == 1:
+        return Value(first, output_field=field)
     case = Case(
         *(When(pk=pk, then=Value(v, output_field=field)) for pk, v in values.items()),
         output_field=field,

@@ -282,3 +282,14 @@ def test_runner_a_batch_of_successes_fences_out_only_the_lost_try(
         None,
     )
     assert f"attempt lost id={stale.attempt_id}" in caplog.text
+
+
+def test_runner_a_batch_keeps_each_outcome_json_exact(schedule_at, clock):
+    """1 and True are equal in Python but not in JSON: each row keeps its own."""
+    for _ in range(2):
+        schedule_at(interval=MINUTE, overlap="allow")
+    planner.plan_due(clock.advance(MINUTE))
+    one, true = runner.claim(clock.now(), worker="w1", slots=2)
+    runner.record_successes([(one, 1), (true, True)], clock.now())
+    assert Attempt.objects.get(pk=one.attempt_id).outcome == 1
+    assert Attempt.objects.get(pk=true.attempt_id).outcome is True
