@@ -119,10 +119,9 @@ class Engine:
             slots = self.concurrency - len(self._in_flight)
             if slots <= 0:
                 return
-            # A fresh reading: a try's started_at, lease and deadline count from its claim.
-            claims = runner.claim(
-                self.clock.now(), worker=self.worker_id, slots=slots, due_by=due_by
-            )
+            # The clock, not an instant: a try's started_at, lease and deadline count from
+            # the moment its row is locked.
+            claims = runner.claim(self.clock.now, worker=self.worker_id, slots=slots, due_by=due_by)
             self.claimed_last_tick += len(claims)
             for claim in claims:
                 self._start(claim)

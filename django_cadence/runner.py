@@ -14,6 +14,7 @@ import json
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -111,22 +112,37 @@ def resolved_options(
     }
 
 
-def claim(now: datetime, *, worker: str, slots: int, due_by: datetime | None = None) -> list[Claim]:
+def claim(
+    now: datetime | Callable[[], datetime],
+    *,
+    worker: str,
+    slots: int,
+    due_by: datetime | None = None,
+) -> list[Claim]:
     """Claim up to ``slots`` attempts ready by ``due_by`` (default ``now``) for ``worker``.
 
-    Each gets a fresh claim token and a lease from ``now``.
+    Each gets a fresh claim token and a lease from ``now``. The engine passes its clock
+    rather than an instant: the start is then read once the candidates are locked. An
+    instant read before could be earlier than the finish of the try this one waited for
+    (the previous try of a serial schedule, committed while the claim waited for a lock or
+    for its snapshot), and the history would show two tries of it overlapping.
     """
     if slots <= 0:
         return []
+    clock = now if callable(now) else None
+    if due_by is None:
+        due_by = clock() if clock else now
     with transaction.atomic():
         # One statement reads and locks the candidates and their schedules (a schedule
         # locked by another worker leaves its attempts to a later tick).
-        candidates = _CANDIDATES.rows(Attempt.objects.db, slots + max(4, slots // 4), due_by or now)
+        candidates = _CANDIDATES.rows(Attempt.objects.db, slots + max(4, slots // 4), due_by)
         if not candidates:
             return []
         chosen = _choose(candidates, slots)
         if not chosen:
             return []
+        if clock:
+            now = clock()
         lease_until = now + cadence_settings.LEASE
         # One statement for the batch. Each try's token is a fresh random batch prefix plus
         # the attempt id: unguessable, and unique per try since every claim draws a new one.

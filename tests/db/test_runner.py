@@ -127,6 +127,30 @@ def test_runner_serial_schedule_runs_one_at_a_time_in_order(schedule_at, clock):
     assert order == ["succeeded", "running", "pending"]
 
 
+def test_runner_claim_stamps_its_start_once_the_rows_are_locked(schedule_at, clock):
+    """A serial schedule's next try never starts, on record, before the previous one ended.
+
+    The previous try's success commits while the claim waits (here: between the claim's
+    first reading of the clock and its locking read). A start read before the wait would
+    be earlier than that finish.
+    """
+    schedule = schedule_at(interval=MINUTE, overlap="queue")
+    for _ in range(2):
+        planner.plan_due(clock.advance(MINUTE))
+    (first,) = runner.claim(clock.now(), worker="w1", slots=8)
+    readings = []
+
+    def engine_clock():
+        readings.append(clock.now())
+        if len(readings) == 1:  # the previous try finishes while this claim waits
+            runner.record_success(first, None, clock.advance(seconds=1))
+        return readings[-1]
+
+    (second,) = runner.claim(engine_clock, worker="w1", slots=8)
+    first_row, second_row = Attempt.objects.filter(schedule=schedule).order_by("occurrence_at")
+    assert first_row.finished_at <= second_row.started_at == second.started_at
+
+
 def test_runner_queue_pending_retry_holds_back_later_occurrences(schedule_at, clock):
     schedule_at(interval=MINUTE, overlap="queue", retry_base=timedelta(minutes=10))
     planner.plan_due(clock.advance(MINUTE))
