@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.db.models import Case, CharField, Count, Exists, F, Min, OuterRef, Q, Value, When
 from django.db.models.functions import Cast, Concat
 
@@ -132,10 +132,12 @@ def claim(
     clock = now if callable(now) else None
     if due_by is None:
         due_by = clock() if clock else now
-    with transaction.atomic():
+    using = Attempt.objects.db
+    with transaction.atomic(using):
+        _read_ready_in_index_order(using)
         # One statement reads and locks the candidates and their schedules (a schedule
         # locked by another worker leaves its attempts to a later tick).
-        candidates = _CANDIDATES.rows(Attempt.objects.db, slots + max(4, slots // 4), due_by)
+        candidates = _CANDIDATES.rows(using, slots + max(4, slots // 4), due_by)
         if not candidates:
             return []
         chosen = _choose(candidates, slots)
@@ -164,6 +166,22 @@ def claim(
     for c in claims:
         signals.attempt_started.send(Attempt, **_event(c))
     return claims
+
+
+def _read_ready_in_index_order(using: str) -> None:
+    """Keep PostgreSQL from sorting the whole backlog for every claim (in this transaction).
+
+    The ready attempts are counted from statistics that predate a burst: a thousand
+    one-shots planned at one instant, or a backlog after an outage, look like a handful of
+    rows. The planner then reads, joins and filters every ready attempt and sorts them, to
+    lock the first dozen: a claim grows with the backlog, and draining it grows with its
+    square. Read in the order of the ready index instead, the read stops at the window.
+    MariaDB already reads that index in order, and SQLite has one writer and small tables.
+    """
+    connection = connections[using]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_sort = off")
 
 
 # What a claim reads: the attempt's own fields and its schedule's run settings.

@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 
 from django_cadence import planner, runner
-from django_cadence.models import Attempt
+from django_cadence.models import Attempt, Schedule
 
 pytestmark = pytest.mark.django_db
 SECOND = timedelta(seconds=1)
@@ -48,3 +48,46 @@ def test_a_backlog_behind_a_retry_does_not_hide_ready_attempts(schedule_at, cloc
             (other.pk, Attempt.objects.get(schedule=other).occurrence_at),
         ]
     )
+
+
+def test_the_claim_reads_a_burst_in_index_order(clock):
+    """A claim's cost does not grow with the backlog.
+
+    Statistics gathered before a burst make a thousand ready attempts look like a few, and
+    PostgreSQL may then join, filter and sort all of them to lock the first dozen, on every
+    claim (a W5 drain of 3,000 one-shots spent 29 ms per claim so, 0.2 ms in index order).
+    The claim turns sorting off for its transaction before its read, which leaves the
+    planner the ready index's order.
+    """
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the planner choice pinned here is PostgreSQL's")
+    due = clock.now() + SECOND
+    Schedule.objects.bulk_create(
+        Schedule(
+            name=f"burst-{n}",
+            kind="once",
+            run_at=due,
+            executor="tests.jobs.noop",
+            created_at=clock.now(),
+            enabled_at=clock.now(),
+            next_run_at=due,
+        )
+        for n in range(300)
+    )
+    while planner.plan_due(clock.advance(SECOND)).more:
+        pass
+    with CaptureQueriesContext(connection) as queries:
+        assert len(runner.claim(clock.now(), worker="w1", slots=8)) == 8
+    statements = [q["sql"] for q in queries.captured_queries]
+    (read,) = [sql for sql in statements if "FOR UPDATE" in sql]
+    assert statements.index("SET LOCAL enable_sort = off") < statements.index(read)
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        runner._read_ready_in_index_order(connection.alias)
+        cursor.execute(f"EXPLAIN {read}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Sort" not in plan, plan
+    assert "Index Scan using cadence_attempt_ready_idx" in plan, plan
