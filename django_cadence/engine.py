@@ -41,6 +41,8 @@ def default_worker_id() -> str:
 
 # How old the reading of the next due instant may be while work flows and it is reused.
 NEXT_DUE_MAX_AGE = timedelta(seconds=1)
+# How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
+FINISH_WINDOW = 0.002
 
 
 @dataclass
@@ -355,6 +357,25 @@ class Engine:
             if remaining <= 0:
                 return
             self._wake.wait(min(remaining, 0.25))
+        if self._wake.is_set():
+            self._gather_finishes(stop)
+
+    def _gather_finishes(self, stop: threading.Event) -> None:
+        """Woken by a finished try, give the others a moment (``FINISH_WINDOW``) to finish too.
+
+        Short tries started together end together, but the first to end wakes the engine,
+        which would then record and refill only its slot and run a round of statements per
+        try. Waiting this briefly lets one round record and refill most of them.
+        """
+        deadline = time.monotonic() + FINISH_WINDOW
+        while not stop.is_set():
+            with self._done_lock:
+                running = len(self._in_flight) - len(self._done)
+            remaining = deadline - time.monotonic()
+            if running <= 0 or remaining <= 0:
+                return
+            self._wake.clear()  # the loop clears it before the tick anyway
+            self._wake.wait(remaining)
 
     def _refresh_connection(self) -> None:
         """Drop a connection that broke or outlived ``CONN_MAX_AGE``; keep a healthy one.
