@@ -10,7 +10,6 @@ only when none of its attempts runs.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
@@ -19,11 +18,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, connections, transaction
-from django.db.models import Case, CharField, Count, Exists, F, Min, OuterRef, Q, Value, When
-from django.db.models.functions import Cast, Concat
+from django.db import connections, transaction
+from django.db.models import Exists, F, OuterRef, Q
 
-from . import executors, policies, signals
+from . import batch_writes, executors, policies, signals
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Status
 from .payloads import escape_control, redact_text
@@ -149,14 +147,13 @@ def claim(
         # One statement for the batch. Each try's token is a fresh random batch prefix plus
         # the attempt id: unguessable, and unique per try since every claim draws a new one.
         batch = secrets.token_hex(8)
-        Attempt.objects.filter(pk__in=[a.id for a in chosen]).update(
-            status=Status.RUNNING,
-            claim_token=Concat(Value(batch), Cast("id", output_field=CharField())),
-            lease_until=lease_until,
+        batch_writes.start_tries(
+            using,
+            [a.id for a in chosen],
+            batch=batch,
             worker=worker,
-            tries=F("tries") + 1,
-            started_at=now,
-            cancel_requested=False,
+            now=now,
+            lease_until=lease_until,
         )
         claims = []
         jobs: dict[str, executors.JobOptions] = {}  # one look-up per executor and batch
@@ -224,13 +221,17 @@ _CANDIDATES = PreparedRead(_candidates, _CLAIM_FIELDS, Attempt._meta.get_field("
 
 
 def _next_in_line() -> Q:
-    """Leave out, in the query itself, a serial schedule's attempts that must wait: one of its
-    attempts runs, or an earlier occurrence of it is pending (a retry not ready yet).
+    """A serial schedule's attempt may start only when none of its attempts runs and no
+    earlier occurrence of it is pending (a retry not ready yet holds back later ones).
 
-    Such rows would otherwise fill the window of candidates (they are ready earlier by
-    ``retry_at`` than a head that was retried or recovered), and a large enough backlog
-    would leave the worker nothing to claim at all. ``_choose`` still decides, under the
-    schedules' row locks; this only keeps the window for attempts that may run.
+    This is decided in the locking read itself, which also locks each candidate's schedule:
+    whoever claims one of a schedule's attempts holds its row until the claim commits, and
+    another worker's read skips it meanwhile. A read whose snapshot predates such a claim
+    still sees the claimed attempt as pending, so it leaves the later occurrences out as
+    "behind an earlier one"; the claimed attempt itself is read at its latest version (a
+    locking read) and is no longer pending. Held-back rows never fill the window either
+    (they are ready earlier by ``retry_at`` than a head that was retried or recovered, and a
+    large backlog would leave the worker nothing to claim).
     """
     # Two probes, each a range of the (schedule, status, occurrence_at) index. One probe with
     # an OR of statuses would read every attempt the schedule ever had, for every candidate.
@@ -245,37 +246,16 @@ def _next_in_line() -> Q:
 def _choose(candidates: list, slots: int) -> list:
     """Pick attempts to start: any number per ``allow`` schedule, one per serial schedule.
 
-    A serial schedule (locked by us) starts its oldest waiting attempt, and only when none of
-    its attempts runs: a pending retry of an earlier occurrence holds back later ones.
+    The read passes at most one attempt per serial schedule (any later one has an earlier
+    one pending); a batch holds to that whatever the read returns.
     """
-    serial = list({c.schedule_id for c in candidates if policies.is_serial(c.schedule_overlap)})
-    heads: dict[int, datetime] = {}
-    busy: set[int] = set()
-    if serial:
-        rows = (
-            Attempt.objects.filter(
-                schedule_id__in=serial, status__in=(Status.PENDING, Status.RUNNING)
-            )
-            .values("schedule_id")
-            .annotate(
-                running=Count("id", filter=Q(status=Status.RUNNING)),
-                head=Min("occurrence_at", filter=Q(status=Status.PENDING)),
-            )
-            .order_by()
-        )
-        for row in rows:
-            if row["running"]:
-                busy.add(row["schedule_id"])
-            heads[row["schedule_id"]] = row["head"]
+    serial_taken: set[int] = set()
     chosen = []
     for attempt in candidates:
         if policies.is_serial(attempt.schedule_overlap):
-            if (
-                attempt.schedule_id in busy
-                or heads.get(attempt.schedule_id) != attempt.occurrence_at
-            ):
+            if attempt.schedule_id in serial_taken:
                 continue
-            busy.add(attempt.schedule_id)
+            serial_taken.add(attempt.schedule_id)
         chosen.append(attempt)
         if len(chosen) == slots:
             break
@@ -370,23 +350,18 @@ def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Cl
     if not results:
         return []
     claims = [c for c, _ in results]
-    outcomes = {c.attempt_id: outcome for c, outcome in results}
-    histories = {c.attempt_id: _history(c, now, "succeeded") for c in claims}
-    written = Attempt.objects.filter(
-        pk__in=list(outcomes), claim_token__in=[c.token for c in claims], status=Status.RUNNING
-    ).update(
-        status=Status.SUCCEEDED,
-        finished_at=now,
-        outcome=_per_row("outcome", outcomes),
-        lease_until=None,
-        error="",
-        history=_per_row("history", histories),
+    written = batch_writes.end_in_success(
+        Attempt.objects.db,
+        {c.attempt_id: c.token for c in claims},
+        now=now,
+        outcomes={c.attempt_id: outcome for c, outcome in results},
+        histories={c.attempt_id: _history(c, now, "succeeded") for c in claims},
     )
     landed = claims
     if written < len(claims):  # some leases were taken over: find which writes landed
         ours = set(
             Attempt.objects.filter(
-                pk__in=list(outcomes),
+                pk__in=[c.attempt_id for c in claims],
                 claim_token__in=[c.token for c in claims],
                 status=Status.SUCCEEDED,
             ).values_list("id", flat=True)
@@ -398,27 +373,6 @@ def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Cl
     for c in landed:
         signals.attempt_succeeded.send(Attempt, **_event(c))
     return landed
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
-def _per_row(name: str, values: dict[int, Any]) -> Any:
-    """``values[id]`` for each row of an UPDATE: the one value if all agree, else a CASE."""
-    field = Attempt._meta.get_field(name)
-    first, *others = values.values()
-    # ``==`` fails fast on the histories, which always differ; JSON then tells 1 from True.
-    if all(value == first for value in others) and len({_json(v) for v in values.values()}) == 1:
-        return Value(first, output_field=field)
-    case = Case(
-        *(When(pk=pk, then=Value(v, output_field=field)) for pk, v in values.items()),
-        output_field=field,
-    )
-    # PostgreSQL types a CASE of parameters as text; Django's bulk_update casts it the same way.
-    if connection.features.requires_casted_case_in_updates:
-        return Cast(case, output_field=field)
-    return case
 
 
 def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = False) -> str | None:
@@ -488,7 +442,6 @@ def record_cancelled(c: Claim, now: datetime, reason: str) -> bool:
 
 def release(claims: list[Claim], now: datetime) -> int:
     """Hand unfinished tries back (shutdown): pending again, the cut-short try not counted."""
-    from django.db.models import F
 
     released = 0
     for c in claims:

@@ -1,0 +1,127 @@
+"""The two writes of a busy worker's round, as plain SQL: start a batch of tries, and end a
+batch of them in success.
+
+Through the ORM, building and compiling these UPDATEs (an expression per column, a ``CASE``
+per row) cost a worker more CPU than the database spent running them, once per batch. They
+are written here once per database instead: the columns come from the model, values are
+adapted the way the model's fields adapt them, and what differs between databases (joining
+a string to a number, typing a JSON parameter, passing a list) is spelled out per vendor.
+The fences of invariant 3 are the same as everywhere: ``claim_token`` and ``status``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import connections
+
+from .models import Attempt, Status
+
+_TABLE = Attempt._meta.db_table
+
+
+def _column(name: str, quote) -> str:
+    return quote(Attempt._meta.get_field(name).column)
+
+
+def _in(column: str, values: Sequence[Any], vendor: str) -> tuple[str, list[Any]]:
+    """``column`` (quoted) among ``values``: one array parameter on PostgreSQL, else a list."""
+    if vendor == "postgresql":
+        return f"{column} = ANY(%s)", [list(values)]
+    return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
+
+
+def _token_of_id(vendor: str, id_column: str) -> str:
+    """A new claim token: the batch's random prefix (a parameter), then the row's id."""
+    if vendor == "postgresql":
+        return f"(%s || {id_column}::text)"
+    if vendor == "mysql":
+        return f"CONCAT(%s, {id_column})"
+    return f"(%s || {id_column})"
+
+
+def start_tries(
+    using: str, ids: Sequence[int], *, batch: str, worker: str, now: datetime, lease_until: datetime
+) -> int:
+    """Mark the claimed attempts running for ``worker``: token ``batch + id``, one more try."""
+    connection = connections[using]
+    quote, vendor, adapt = connection.ops.quote_name, connection.vendor, connection.ops
+    column = lambda name: _column(name, quote)  # noqa: E731
+    where, where_params = _in(column("id"), ids, vendor)
+    # Model identifiers and placeholders only: nothing user-supplied is spliced in.
+    sql = (
+        f"UPDATE {quote(_TABLE)} SET {column('status')} = %s, "  # noqa: S608
+        f"{column('claim_token')} = {_token_of_id(vendor, column('id'))}, "
+        f"{column('lease_until')} = %s, {column('worker')} = %s, "
+        f"{column('tries')} = {column('tries')} + 1, {column('started_at')} = %s, "
+        f"{column('cancel_requested')} = %s WHERE {where}"
+    )
+    params = [
+        Status.RUNNING,
+        batch,
+        adapt.adapt_datetimefield_value(lease_until),
+        worker,
+        adapt.adapt_datetimefield_value(now),
+        False,
+        *where_params,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def end_in_success(
+    using: str,
+    tokens: dict[int, str],
+    *,
+    now: datetime,
+    outcomes: dict[int, Any],
+    histories: dict[int, list],
+) -> int:
+    """Fenced: mark the tries holding ``tokens`` (by attempt id) succeeded, each with its own
+    outcome and history; returns how many rows were still held and changed."""
+    connection = connections[using]
+    quote, vendor, adapt = connection.ops.quote_name, connection.vendor, connection.ops
+    column = lambda name: _column(name, quote)  # noqa: E731
+    ids = list(tokens)
+    outcome_sql, outcome_params = _per_row(column("id"), outcomes, vendor)
+    history_sql, history_params = _per_row(column("id"), histories, vendor)
+    by_id, id_params = _in(column("id"), ids, vendor)
+    by_token, token_params = _in(column("claim_token"), list(tokens.values()), vendor)
+    sql = (
+        f"UPDATE {quote(_TABLE)} SET {column('status')} = %s, {column('finished_at')} = %s, "  # noqa: S608
+        f"{column('outcome')} = {outcome_sql}, {column('lease_until')} = NULL, "
+        f"{column('error')} = %s, {column('history')} = {history_sql} "
+        f"WHERE {by_id} AND {by_token} AND {column('status')} = %s"
+    )
+    params = [
+        Status.SUCCEEDED,
+        adapt.adapt_datetimefield_value(now),
+        *outcome_params,
+        "",
+        *history_params,
+        *id_params,
+        *token_params,
+        Status.RUNNING,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _per_row(id_column: str, values: dict[int, Any], vendor: str) -> tuple[str, list[Any]]:
+    """A JSON value per row: one parameter if every row gets the same JSON, else a ``CASE``.
+
+    Values are dumped as the model's JSONField dumps them (``json.dumps``, no encoder), so
+    ``None`` is JSON ``null``, as the ORM writes it for a JSON value.
+    """
+    dumped = {pk: json.dumps(value) for pk, value in values.items()}
+    cast = "CAST({} AS jsonb)" if vendor == "postgresql" else "{}"
+    if len(set(dumped.values())) == 1:
+        return cast.format("%s"), [next(iter(dumped.values()))]
+    whens = " ".join(["WHEN %s THEN %s"] * len(dumped))
+    params = [item for pair in dumped.items() for item in pair]
+    return cast.format(f"CASE {id_column} {whens} END"), params
