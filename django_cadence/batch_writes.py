@@ -125,3 +125,80 @@ def _per_row(id_column: str, values: dict[int, Any], vendor: str) -> tuple[str, 
     whens = " ".join(["WHEN %s THEN %s"] * len(dumped))
     params = [item for pair in dumped.items() for item in pair]
     return cast.format(f"CASE {id_column} {whens} END"), params
+
+
+# The planner's rows: what varies per row is a parameter; the rest is each column's default
+# for a new attempt, spelled in SQL once.
+_PLANNED_COLUMNS = (
+    "schedule",
+    "occurrence_at",
+    "trigger",
+    "status",
+    "retry_at",
+    "finished_at",
+    "error",
+    "outcome",
+    "created_at",
+)
+_NEW_ATTEMPT_DEFAULTS = {
+    "tries": "0",
+    "recoveries": "0",
+    "cancel_requested": "FALSE",
+    "history": "'[]'",
+    "worker": "''",
+    "claim_token": "NULL",
+    "lease_until": "NULL",
+    "started_at": "NULL",
+}
+
+
+def insert_planned(using: str, rows: Sequence[Attempt], *, now: datetime) -> None:
+    """Insert new attempts (the planner's: pending, skipped or missed), skipping any whose
+    (schedule, occurrence, trigger) exists already: invariant 1's quiet no-op.
+
+    Only the planner's columns are read from each row; every other column gets a new
+    attempt's default, and ``created_at`` is ``now`` for the whole batch.
+    """
+    if not rows:
+        return
+    connection = connections[using]
+    quote, vendor, ops = connection.ops.quote_name, connection.vendor, connection.ops
+    fields = [Attempt._meta.get_field(name) for name in _PLANNED_COLUMNS]
+    columns = [quote(f.column) for f in fields] + [
+        quote(Attempt._meta.get_field(name).column) for name in _NEW_ATTEMPT_DEFAULTS
+    ]
+    json_param = "CAST(%s AS jsonb)" if vendor == "postgresql" else "%s"
+    row_sql = "({})".format(
+        ", ".join(
+            [json_param if f.name == "outcome" else "%s" for f in fields]
+            + list(_NEW_ATTEMPT_DEFAULTS.values())
+        )
+    )
+    adapt = ops.adapt_datetimefield_value
+    created = adapt(now)
+    values = [
+        (
+            row.schedule_id,
+            adapt(row.occurrence_at),
+            row.trigger,
+            row.status,
+            adapt(row.retry_at),
+            adapt(row.finished_at),
+            row.error,
+            None if row.outcome is None else json.dumps(row.outcome),
+            created,
+        )
+        for row in rows
+    ]
+    insert = {"postgresql": "INSERT", "mysql": "INSERT IGNORE"}.get(vendor, "INSERT OR IGNORE")
+    conflict = " ON CONFLICT DO NOTHING" if vendor == "postgresql" else ""
+    limit = connection.features.max_query_params or 65535
+    per_statement = max(1, min(1000, limit // len(fields)))
+    with connection.cursor() as cursor:
+        for start in range(0, len(values), per_statement):
+            chunk = values[start : start + per_statement]
+            sql = (
+                f"{insert} INTO {quote(_TABLE)} ({', '.join(columns)}) "
+                f"VALUES {', '.join([row_sql] * len(chunk))}{conflict}"
+            )
+            cursor.execute(sql, [value for row in chunk for value in row])

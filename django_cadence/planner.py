@@ -17,7 +17,7 @@ from itertools import islice, takewhile
 from django.db import transaction
 from django.db.models import Count, F
 
-from . import policies, signals, specs
+from . import batch_writes, policies, signals, specs
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Status, Trigger
 from .payloads import escape_control
@@ -53,8 +53,8 @@ def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
             rows.extend(planned)
             if cancel:
                 to_cancel.append(schedule.pk)
-        # ignore_conflicts: a row that already exists is a quiet no-op (invariant 1).
-        Attempt.objects.bulk_create(rows, ignore_conflicts=True)
+        # A row that already exists is a quiet no-op (invariant 1).
+        batch_writes.insert_planned(Attempt.objects.db, rows, now=now)
         _advance(schedules, loaded)
         if to_cancel:
             Attempt.objects.running().filter(schedule_id__in=to_cancel).update(
