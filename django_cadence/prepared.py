@@ -49,8 +49,12 @@ class PreparedRead:
         self.field = field
         self._compiled: dict[tuple, _Compiled] = {}
 
-    def rows(self, using: str, shape: Hashable, value: datetime) -> list[tuple]:
-        """Run the read (inside the caller's transaction, if any) and return named rows."""
+    def rows(self, using: str, shape: Hashable, value: datetime, *, setup: str = "") -> list[tuple]:
+        """Run the read (inside the caller's transaction, if any) and return named rows.
+
+        ``setup``, a statement without parameters, runs just before the read: in the same
+        round trip where the driver allows it (psycopg 3's client-side binding cursor).
+        """
         connection = connections[using]
         key = (using, connection.vendor, shape)
         compiled = self._compiled.get(key)
@@ -59,7 +63,13 @@ class PreparedRead:
         params = list(compiled.params)
         params[compiled.slot] = self.field.get_db_prep_value(value, connection)
         with connection.cursor() as cursor:
-            cursor.execute(compiled.sql, params)
+            if setup and _sends_statements_together(cursor):
+                cursor.execute(f"{setup}; {compiled.sql}", params)
+                cursor.nextset()
+            else:
+                if setup:
+                    cursor.execute(setup)
+                cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
         if compiled.converters:
             fetched = compiled.compiler.apply_converters(fetched, compiled.converters)
@@ -84,3 +94,13 @@ class PreparedRead:
         compiler = self.build(shape, stand_in).query.get_compiler(using=using)
         sql, params = compiler.as_sql()
         return compiler, sql, tuple(params)
+
+
+def _sends_statements_together(cursor) -> bool:
+    """Whether several statements with parameters go in one ``execute`` and come back as one
+    result set each: psycopg 3's ``ClientCursor``, Django's default on PostgreSQL."""
+    try:
+        from psycopg import ClientCursor
+    except ImportError:  # psycopg2, or no PostgreSQL driver at all
+        return False
+    return isinstance(getattr(cursor, "cursor", None), ClientCursor)

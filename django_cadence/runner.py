@@ -132,10 +132,10 @@ def claim(
         due_by = clock() if clock else now
     using = Attempt.objects.db
     with transaction.atomic(using):
-        _read_ready_in_index_order(using)
         # One statement reads and locks the candidates and their schedules (a schedule
         # locked by another worker leaves its attempts to a later tick).
-        candidates = _CANDIDATES.rows(using, slots + max(4, slots // 4), due_by)
+        window = slots + max(4, slots // 4)
+        candidates = _CANDIDATES.rows(using, window, due_by, setup=_index_order_setup(using))
         if not candidates:
             return []
         chosen = _choose(candidates, slots)
@@ -165,20 +165,18 @@ def claim(
     return claims
 
 
-def _read_ready_in_index_order(using: str) -> None:
-    """Keep PostgreSQL from sorting the whole backlog for every claim (in this transaction).
+def _index_order_setup(using: str) -> str:
+    """A statement that keeps PostgreSQL from sorting the whole backlog for every claim.
 
     The ready attempts are counted from statistics that predate a burst: a thousand
     one-shots planned at one instant, or a backlog after an outage, look like a handful of
     rows. The planner then reads, joins and filters every ready attempt and sorts them, to
     lock the first dozen: a claim grows with the backlog, and draining it grows with its
-    square. Read in the order of the ready index instead, the read stops at the window.
-    MariaDB already reads that index in order, and SQLite has one writer and small tables.
+    square. With sorting off for the claim's transaction, the ready index's order is read
+    and the read stops at the window. MariaDB already reads that index in order, and SQLite
+    has one writer and small tables.
     """
-    connection = connections[using]
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL enable_sort = off")
+    return "SET LOCAL enable_sort = off" if connections[using].vendor == "postgresql" else ""
 
 
 # What a claim reads: the attempt's own fields and its schedule's run settings.

@@ -81,12 +81,13 @@ def test_the_claim_reads_a_burst_in_index_order(clock):
         pass
     with CaptureQueriesContext(connection) as queries:
         assert len(runner.claim(clock.now(), worker="w1", slots=8)) == 8
-    statements = [q["sql"] for q in queries.captured_queries]
-    (read,) = [sql for sql in statements if "FOR UPDATE" in sql]
-    assert statements.index("SET LOCAL enable_sort = off") < statements.index(read)
+    setup = "SET LOCAL enable_sort = off"
+    (read,) = [q["sql"] for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]
+    assert read.startswith(f"{setup}; ")  # in the claim's transaction, before its read
+    read = read.removeprefix(f"{setup}; ")
 
     with transaction.atomic(), connection.cursor() as cursor:
-        runner._read_ready_in_index_order(connection.alias)
+        cursor.execute(setup)
         cursor.execute(f"EXPLAIN {read}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Sort" not in plan, plan

@@ -31,6 +31,35 @@ def test_a_prepared_read_returns_what_the_queryset_returns_for_each_argument(sch
     assert row.occurrence_at.tzinfo is not None  # aware, like the ORM's
 
 
+@pytest.mark.parametrize("together", [True, False], ids=["one round trip", "two"])
+def test_a_setup_statement_runs_before_the_read_in_its_transaction(
+    schedule_at, clock, monkeypatch, together
+):
+    """Sent with the read where the driver allows it, else just before; same rows either way."""
+    from django_cadence import prepared
+
+    if not together:
+        monkeypatch.setattr(prepared, "_sends_statements_together", lambda cursor: False)
+    schedule_at(interval=MINUTE, overlap="allow")
+    planner.plan_due(clock.advance(MINUTE))
+    read = PreparedRead(
+        runner._candidates, runner._CLAIM_FIELDS, Attempt._meta.get_field("retry_at")
+    )
+    setup, probe = {
+        "postgresql": ("SET LOCAL enable_sort = off", "SELECT current_setting('enable_sort')"),
+        "mysql": ("SET @cadence_probe = 'off'", "SELECT @cadence_probe"),
+    }.get(connection.vendor, ("PRAGMA cache_size = -4000", "PRAGMA cache_size"))
+    with transaction.atomic():
+        got = read.rows("default", 10, clock.now(), setup=setup)
+        with connection.cursor() as cursor:
+            cursor.execute(probe)
+            (value,) = cursor.fetchone()
+    assert [row.schedule_id for row in got] == list(
+        Attempt.objects.values_list("schedule_id", flat=True)
+    )
+    assert str(value) in {"off", "-4000"}
+
+
 def test_a_prepared_read_compiles_once_per_shape(clock):
     compiled = []
     build = runner._candidates
