@@ -62,8 +62,6 @@ def test_the_claim_reads_a_burst_in_index_order(clock):
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    if connection.vendor != "postgresql":
-        pytest.skip("the planner choice pinned here is PostgreSQL's")
     due = clock.now() + SECOND
     Schedule.objects.bulk_create(
         Schedule(
@@ -83,6 +81,9 @@ def test_the_claim_reads_a_burst_in_index_order(clock):
         assert len(runner.claim(clock.now(), worker="w1", slots=8)) == 8
     setup = "SET LOCAL enable_sort = off"
     (read,) = [q["sql"] for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]
+    if connection.vendor != "postgresql":  # MariaDB reads the index in order by itself
+        assert not read.startswith("SET"), read
+        return
     assert read.startswith(f"{setup}; ")  # in the claim's transaction, before its read
     read = read.removeprefix(f"{setup}; ")
 
