@@ -189,19 +189,33 @@ def autodiscover() -> None:
 # The allow-list: pure string matching, nothing is imported here.
 
 
+# Both checks run for every try (claim, run, recovery), so their answers are cached: they
+# depend only on the path and on the patterns, and the patterns are part of the key.
+
+
 def _is_dotted_path(path: object) -> bool:
-    if not isinstance(path, str) or len(path) > MAX_PATH_LENGTH or not _PATH_RE.fullmatch(path):
+    return isinstance(path, str) and _is_dotted_str(path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_dotted_str(path: str) -> bool:
+    if len(path) > MAX_PATH_LENGTH or not _PATH_RE.fullmatch(path):
         return False
     return not any(part.startswith("__") or keyword.iskeyword(part) for part in path.split("."))
 
 
 def _matches_prefix(path: str) -> bool:
     """``prefix.*`` matches every path strictly below ``prefix``, never ``prefix`` itself."""
+    return _matches_prefix_of(path, cadence_settings.EXECUTORS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _matches_prefix_of(path: str, patterns: tuple[str, ...]) -> bool:
     return any(
         pattern.endswith(".*")
         and _is_dotted_path(f"{pattern[:-2]}.x")
         and path.startswith(pattern[:-1])
-        for pattern in cadence_settings.EXECUTORS
+        for pattern in patterns
     )
 
 
