@@ -101,8 +101,10 @@ def _announce(row: Attempt) -> None:
             last=datetime.fromisoformat(row.outcome["last"]),
             count=row.outcome["missed"],
         )
-    else:
-        logger.info(
+    elif logger.isEnabledFor(logging.DEBUG):
+        # DEBUG: the attempt's start is logged at INFO; a line here too would double the log
+        # of a busy engine and its cost.
+        logger.debug(
             "attempt planned schedule=%s occurrence=%s",
             escape_control(name),
             row.occurrence_at.isoformat(),
