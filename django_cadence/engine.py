@@ -16,6 +16,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -43,12 +44,18 @@ def default_worker_id() -> str:
 NEXT_DUE_MAX_AGE = timedelta(seconds=1)
 # How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
 FINISH_WINDOW = 0.002
+# Claiming ahead (``_capacity``): while the tries' average run time is under this many
+# seconds, a worker claims up to ``concurrency`` tries more than it has threads for.
+CLAIM_AHEAD_MAX_RUNTIME = 0.05
+# A try claimed ahead that found no thread within this many seconds is handed back.
+CLAIM_AHEAD_MAX_WAIT = 1.0
 
 
 @dataclass
 class _InFlight:
     claim: runner.Claim
     done: threading.Event | None = None  # set when its thread has returned
+    queued_at: float | None = None  # monotonic; set while it waits for a thread
 
 
 class Engine:
@@ -78,6 +85,10 @@ class Engine:
         self._done_lock = threading.Lock()
         self._wake = threading.Event()
         self._pool = TryPool(self.concurrency)
+        self._queued: deque[_InFlight] = deque()  # claimed ahead, waiting for a thread
+        self._queue_lock = threading.Lock()
+        self._busy = 0  # threads running a try (or about to take a queued one)
+        self._runtime_avg: float | None = None  # moving average of the tries' run time
         self._next_heartbeat: datetime | None = None
         self._next_due: datetime | None = None  # None: no enabled schedule will fire
         self._next_due_read: datetime | None = None  # None: not read yet, so plan
@@ -92,6 +103,7 @@ class Engine:
         reset_queries()
         now = self.clock.now()
         self._record_finished()
+        self._release_queued(older_than=CLAIM_AHEAD_MAX_WAIT)
         self._enforce_timeouts(now)
         self._heartbeat(now)
         self._recover(now)
@@ -118,7 +130,7 @@ class Engine:
     def _claim_and_start(self, due_by: datetime) -> None:
         """Claim and start batches while slots are free and attempts are ready."""
         while True:
-            slots = self.concurrency - len(self._in_flight)
+            slots = self._capacity() - len(self._in_flight)
             if slots <= 0:
                 return
             # The clock, not an instant: a try's started_at, lease and deadline count from
@@ -132,6 +144,21 @@ class Engine:
             if len(claims) < slots:
                 return
 
+    def _capacity(self) -> int:
+        """How many tries this worker may hold: its threads, and as many again while they
+        run short tries.
+
+        Claiming costs a round of statements whatever its size, and tries of a few
+        milliseconds would leave their threads idle while the engine records and claims the
+        next ones. Tries claimed ahead wait in a queue, and a thread that finishes one takes
+        the next at once. Their lease and deadline count from their claim like any other's;
+        one that waits longer than ``CLAIM_AHEAD_MAX_WAIT`` (a long try came along) is handed
+        back for any worker to claim.
+        """
+        average = self._runtime_avg
+        ahead = not self.inline and average is not None and average < CLAIM_AHEAD_MAX_RUNTIME
+        return self.concurrency * 2 if ahead else self.concurrency
+
     def _start(self, claim: runner.Claim) -> None:
         flight = _InFlight(claim)
         self._in_flight[claim.attempt_id] = flight
@@ -139,13 +166,62 @@ class Engine:
             self._finish(claim, run_try(claim, self.clock.now))
             return
         flight.done = threading.Event()
-        self._pool.submit(lambda: self._run_in_thread(claim, flight.done))
+        with self._queue_lock:
+            start_now = self._busy < self.concurrency
+            if start_now:
+                self._busy += 1
+            else:
+                flight.queued_at = time.monotonic()
+                self._queued.append(flight)
+        if start_now:
+            self._pool.submit(lambda: self._run_in_thread(flight))
 
-    def _run_in_thread(self, claim: runner.Claim, done: threading.Event) -> None:
+    def _run_in_thread(self, flight: _InFlight) -> None:
+        """Run a try, then every queued one while there are any (``_capacity``)."""
+        next_flight: _InFlight | None = flight
+        while next_flight is not None:
+            self._run_one(next_flight)
+            with self._queue_lock:
+                next_flight = self._queued.popleft() if self._queued else None
+                if next_flight is None:
+                    self._busy -= 1
+                else:
+                    next_flight.queued_at = None
+
+    def _run_one(self, flight: _InFlight) -> None:
+        claim = flight.claim
         try:
-            self._finish(claim, run_try(claim, self.clock.now))
+            if claim.cancel_event.is_set():
+                # Replaced or timed out while it waited for a thread: it never started.
+                result = TryResult("error", error="cancelled before it started")
+            else:
+                started = time.monotonic()
+                result = run_try(claim, self.clock.now)
+                self._note_runtime(time.monotonic() - started)
+            self._finish(claim, result)
         finally:
-            done.set()
+            if flight.done:
+                flight.done.set()
+
+    def _note_runtime(self, seconds: float) -> None:
+        average = self._runtime_avg
+        self._runtime_avg = seconds if average is None else 0.8 * average + 0.2 * seconds
+
+    def _release_queued(self, older_than: float = 0.0) -> None:
+        """Hand back tries claimed ahead that waited ``older_than`` seconds for a thread."""
+        if not self._queued:
+            return
+        limit = time.monotonic() - older_than
+        with self._queue_lock:
+            stale = [f for f in self._queued if f.queued_at is not None and f.queued_at <= limit]
+            for flight in stale:
+                self._queued.remove(flight)
+        if not stale:
+            return
+        self._runtime_avg = None  # claim ahead again once tries are seen to be short
+        for flight in stale:
+            self._in_flight.pop(flight.claim.attempt_id, None)
+        runner.release([f.claim for f in stale], self.clock.now())
 
     def _finish(self, claim: runner.Claim, result: TryResult) -> None:
         with self._done_lock:
@@ -197,8 +273,8 @@ class Engine:
     def _enforce_timeouts(self, now: datetime) -> None:
         for attempt_id, flight in list(self._in_flight.items()):
             claim = flight.claim
-            if now < claim.deadline:
-                continue
+            if now < claim.deadline or flight.queued_at is not None:
+                continue  # a queued try has not started; it is handed back before long
             claim.cancel_event.set()
             self._in_flight.pop(attempt_id)
             runner.record_failure(
@@ -250,6 +326,8 @@ class Engine:
         if self._in_flight:
             candidates.append(self._next_heartbeat or now)
             candidates += [f.claim.deadline for f in self._in_flight.values()]
+        if self._queued:
+            candidates.append(now + timedelta(seconds=CLAIM_AHEAD_MAX_WAIT))
         earliest = min(candidates)
         return max(0.0, (earliest - now).total_seconds())
 
@@ -370,7 +448,7 @@ class Engine:
         deadline = time.monotonic() + FINISH_WINDOW
         while not stop.is_set():
             with self._done_lock:
-                running = len(self._in_flight) - len(self._done)
+                running = len(self._in_flight) - len(self._done) - len(self._queued)
             remaining = deadline - time.monotonic()
             if running <= 0 or remaining <= 0:
                 return
@@ -399,6 +477,10 @@ class Engine:
     def _drain(self, grace: float) -> None:
         """Stop claiming, let running tries finish within ``grace``, release the rest."""
         self.claiming = False
+        try:
+            self._release_queued()  # claimed ahead, never started: any worker may take them
+        except DatabaseError as exc:
+            logger.error("could not release attempts (%s); their leases will expire", exc)
         deadline = time.monotonic() + grace
         while (self._in_flight or self._done) and time.monotonic() < deadline:
             self._wake.clear()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -18,6 +19,9 @@ from django_cadence.executors import job
 
 CALLS: list[str] = []
 """Labels recorded by :func:`record_call`, in call order; tests clear it."""
+
+GATE = threading.Event()
+"""Opened by a test to let :func:`wait_at_gate` tries finish; tests clear it."""
 
 
 def noop(**kwargs: Any) -> None:
@@ -75,6 +79,13 @@ def fail_n_times(n: int, key: str, context: Any) -> str:
 
 def record_call(label: str, context: Any = None) -> str:
     CALLS.append(label)
+    return label
+
+
+def wait_at_gate(label: str) -> str:
+    """Record the call, then wait (up to 10 s) until the test opens :data:`GATE`."""
+    CALLS.append(label)
+    GATE.wait(10)
     return label
 
 

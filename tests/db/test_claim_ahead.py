@@ -1,0 +1,153 @@
+"""Claiming ahead: a worker whose tries are short claims up to ``concurrency`` more tries
+than it has threads, and hands back any that wait too long for one."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from django_cadence import engine as engine_module
+from tests import jobs
+
+pytestmark = pytest.mark.django_db
+MINUTE = timedelta(minutes=1)
+
+
+@pytest.fixture
+def gate():
+    jobs.GATE.clear()
+    jobs.CALLS.clear()
+    yield jobs.GATE
+    jobs.GATE.set()  # no thread stays blocked after the test
+
+
+def wait_for_threads(engine):
+    for flight in list(engine._in_flight.values()):
+        assert flight.done.wait(5)
+
+
+def warmed_up(engine, schedule_at, clock):
+    """The engine after one quick try: it has seen that its tries are short."""
+    schedule_at(executor="tests.jobs.noop", interval=timedelta(hours=1))
+    clock.advance(hours=1)
+    engine.tick()
+    wait_for_threads(engine)
+    engine.tick()
+    assert engine.in_flight == 0
+    return engine
+
+
+def gated_schedules(engine, schedule_at, count):
+    """``count`` schedules due in a minute whose tries wait at the gate; the engine has seen
+    them (on SQLite it reads the next due instant only between ticks)."""
+    schedules = [
+        schedule_at(executor="tests.jobs.wait_at_gate", payload={"label": f"g{i}"}, interval=MINUTE)
+        for i in range(count)
+    ]
+    engine.tick()
+    return schedules
+
+
+def statuses(schedules):
+    return sorted(s.attempts.get().status for s in schedules)
+
+
+def test_short_tries_let_a_worker_claim_twice_its_threads(
+    schedule_at, clock, threaded_engine, gate
+):
+    engine = warmed_up(threaded_engine(concurrency=2), schedule_at, clock)
+    schedules = gated_schedules(engine, schedule_at, 5)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert engine.in_flight == 4  # two threads, two tries waiting for them
+    assert statuses(schedules) == ["pending"] + ["running"] * 4
+    gate.set()
+    wait_for_threads(engine)
+    engine.tick()  # records the four and claims the fifth
+    wait_for_threads(engine)
+    engine.tick()
+    assert statuses(schedules) == ["succeeded"] * 5
+    assert sorted(jobs.CALLS) == [f"g{i}" for i in range(5)]
+
+
+def test_a_worker_that_has_not_seen_short_tries_claims_only_its_threads(
+    schedule_at, clock, threaded_engine, gate
+):
+    engine = threaded_engine(concurrency=2)
+    schedules = gated_schedules(engine, schedule_at, 4)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert engine.in_flight == 2
+    assert statuses(schedules) == ["pending"] * 2 + ["running"] * 2
+
+
+def test_long_tries_stop_claiming_ahead(schedule_at, clock, threaded_engine, gate):
+    engine = threaded_engine(concurrency=2)
+    schedule_at(
+        executor="tests.jobs.sleep_for",
+        payload={"seconds": engine_module.CLAIM_AHEAD_MAX_RUNTIME * 3},
+        interval=timedelta(hours=1),
+    )
+    clock.advance(hours=1)
+    engine.tick()
+    wait_for_threads(engine)
+    engine.tick()
+    schedules = gated_schedules(engine, schedule_at, 4)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert engine.in_flight == 2
+    assert statuses(schedules) == ["pending"] * 2 + ["running"] * 2
+
+
+def test_a_try_waiting_too_long_for_a_thread_is_handed_back(
+    schedule_at, clock, threaded_engine, gate, monkeypatch
+):
+    engine = warmed_up(threaded_engine(concurrency=2), schedule_at, clock)
+    schedules = gated_schedules(engine, schedule_at, 4)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert engine.in_flight == 4
+    monkeypatch.setattr(engine_module, "CLAIM_AHEAD_MAX_WAIT", 0.0)
+    engine.tick()
+    assert engine.in_flight == 2  # and no claims ahead until tries are seen short again
+    handed_back = [s.attempts.get() for s in schedules if s.attempts.get().status == "pending"]
+    assert len(handed_back) == 2
+    assert all((a.tries, a.claim_token, a.lease_until) == (0, None, None) for a in handed_back)
+    gate.set()
+    wait_for_threads(engine)
+    engine.tick()
+    assert len(jobs.CALLS) == 2  # the handed-back tries never ran here
+
+
+def test_shutdown_hands_back_tries_claimed_ahead_at_once(schedule_at, clock, threaded_engine, gate):
+    engine = warmed_up(threaded_engine(concurrency=2), schedule_at, clock)
+    schedules = gated_schedules(engine, schedule_at, 4)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert engine.in_flight == 4
+    threading.Timer(0.3, gate.set).start()
+    engine._drain(grace=5)
+    assert statuses(schedules) == ["pending"] * 2 + ["succeeded"] * 2
+    assert len(jobs.CALLS) == 2
+
+
+def test_a_queued_try_replaced_before_it_starts_is_cancelled_unrun(
+    schedule_at, clock, threaded_engine, gate
+):
+    engine = warmed_up(threaded_engine(concurrency=1), schedule_at, clock)
+    first, second = gated_schedules(engine, schedule_at, 2)
+    clock.advance(MINUTE)
+    engine.tick()
+    assert engine.in_flight == 2
+    (queued,) = engine._queued
+    queued.claim.cancel_event.set()  # what a cancel request seen by the heartbeat does
+    gate.set()
+    wait_for_threads(engine)
+    engine.tick()
+    assert len(jobs.CALLS) == 1
+    cancelled = queued.claim.attempt_id
+    by_id = {s.attempts.get().id: s.attempts.get() for s in (first, second)}
+    assert by_id[cancelled].status == "cancelled"
+    assert "replaced" in by_id[cancelled].error
+    (other,) = [a for pk, a in by_id.items() if pk != cancelled]
+    assert other.status == "succeeded"
