@@ -45,8 +45,10 @@ NEXT_DUE_MAX_AGE = timedelta(seconds=1)
 # How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
 FINISH_WINDOW = 0.002
 # Claiming ahead (``_capacity``): while the tries' average run time is under this many
-# seconds, a worker claims up to ``concurrency`` tries more than it has threads for.
+# seconds, a worker holds up to this many rounds of ``concurrency`` tries (the first runs,
+# the rest wait for threads).
 CLAIM_AHEAD_MAX_RUNTIME = 0.05
+CLAIM_AHEAD_ROUNDS = 4
 # A try claimed ahead that found no thread within this many seconds is handed back.
 CLAIM_AHEAD_MAX_WAIT = 1.0
 
@@ -145,8 +147,8 @@ class Engine:
                 return
 
     def _capacity(self) -> int:
-        """How many tries this worker may hold: its threads, and as many again while they
-        run short tries.
+        """How many tries this worker may hold: one per thread, and ``CLAIM_AHEAD_ROUNDS``
+        times that while its tries are short.
 
         Claiming costs a round of statements whatever its size, and tries of a few
         milliseconds would leave their threads idle while the engine records and claims the
@@ -157,7 +159,7 @@ class Engine:
         """
         average = self._runtime_avg
         ahead = not self.inline and average is not None and average < CLAIM_AHEAD_MAX_RUNTIME
-        return self.concurrency * 2 if ahead else self.concurrency
+        return self.concurrency * CLAIM_AHEAD_ROUNDS if ahead else self.concurrency
 
     def _start(self, claim: runner.Claim) -> None:
         flight = _InFlight(claim)

@@ -1,5 +1,5 @@
-"""Claiming ahead: a worker whose tries are short claims up to ``concurrency`` more tries
-than it has threads, and hands back any that wait too long for one."""
+"""Claiming ahead: a worker whose tries are short holds ``CLAIM_AHEAD_ROUNDS`` tries per
+thread, and hands back any that wait too long for one."""
 
 import threading
 from datetime import timedelta
@@ -52,18 +52,20 @@ def statuses(schedules):
     return sorted(s.attempts.get().status for s in schedules)
 
 
-def test_short_tries_let_a_worker_claim_twice_its_threads(
+def test_short_tries_let_a_worker_claim_ahead_of_its_threads(
     schedule_at, clock, threaded_engine, gate
 ):
-    engine = warmed_up(threaded_engine(concurrency=2), schedule_at, clock)
+    assert engine_module.CLAIM_AHEAD_ROUNDS == 4
+    engine = warmed_up(threaded_engine(concurrency=1), schedule_at, clock)
     schedules = gated_schedules(engine, schedule_at, 5)
     clock.advance(MINUTE)
     engine.tick()
-    assert engine.in_flight == 4  # two threads, two tries waiting for them
+    assert engine.in_flight == 4  # one thread, three tries waiting for it
+    assert len(engine._queued) == 3
     assert statuses(schedules) == ["pending"] + ["running"] * 4
     gate.set()
     wait_for_threads(engine)
-    engine.tick()  # records the four and claims the fifth
+    engine.tick()  # records what finished and claims the fifth
     wait_for_threads(engine)
     engine.tick()
     assert statuses(schedules) == ["succeeded"] * 5
