@@ -134,8 +134,9 @@ def claim(
     with transaction.atomic(using):
         # One statement reads and locks the candidates and their schedules (a schedule
         # locked by another worker leaves its attempts to a later tick).
-        window = slots + max(4, slots // 4)
-        candidates = _CANDIDATES.rows(using, window, due_by, setup=_index_order_setup(using))
+        candidates = _CANDIDATES.rows(
+            using, _window(slots), due_by, setup=_index_order_setup(using)
+        )
         if not candidates:
             return []
         chosen = _choose(candidates, slots)
@@ -163,6 +164,17 @@ def claim(
     for c in claims:
         signals.attempt_started.send(Attempt, **_event(c))
     return claims
+
+
+def _window(slots: int) -> int:
+    """How many candidates the read locks for ``slots`` free slots.
+
+    More than the slots (a serial schedule's later attempts are passed over), rounded up to
+    a power of two: the read is compiled once per window (its ``LIMIT`` is part of the SQL),
+    and a worker's free slots take every value from one to its capacity.
+    """
+    wanted = slots + max(4, slots // 4)
+    return 1 << (wanted - 1).bit_length()
 
 
 def _index_order_setup(using: str) -> str:

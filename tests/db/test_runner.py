@@ -45,6 +45,19 @@ def test_runner_claim_respects_slots(schedule_at, clock):
     assert len(runner.claim(clock.now(), worker="w1", slots=3)) == 2
 
 
+def test_runner_claim_compiles_its_read_once_per_power_of_two_window(schedule_at, clock):
+    """Free slots take every value up to a worker's capacity; the read's LIMIT does not."""
+    for _ in range(3):
+        schedule_at(interval=MINUTE, overlap="allow")
+    planner.plan_due(clock.advance(MINUTE))
+    runner._CANDIDATES._compiled.clear()
+    for slots in range(1, 33):
+        runner.claim(clock.now(), worker="w1", slots=slots)
+    windows = sorted(shape for _, _, shape in runner._CANDIDATES._compiled)
+    assert windows == [8, 16, 32, 64]
+    assert all(runner._window(slots) >= slots + 4 for slots in range(1, 200))
+
+
 def test_runner_fencing_a_worker_that_lost_its_lease_changes_nothing(
     schedule_at, clock, settings, caplog
 ):
