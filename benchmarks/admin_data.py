@@ -3,7 +3,7 @@
 Attempt ``i`` belongs to schedule ``i % 100`` and is that schedule's ``i // 100``-th newest
 occurrence (one step of the schedule, 1 to 60 minutes, earlier per rank), so growing the table
 from 10^4 to 10^6 rows only appends older history and keeps the rows already made. The rows
-are what the engine writes (``planner._attempt_row``, ``runner.record_*``): the per-try
+are what the engine writes (``planner.planned_row``, ``runner.record_*``): the per-try
 ``history`` entries, tracebacks as errors, ``[dead letter: ...]`` suffixes, tokens and leases
 on running rows, ``retry_at`` on every pending one, as ``Attempt``'s constraints require.
 

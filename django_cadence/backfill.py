@@ -24,9 +24,10 @@ from itertools import islice, takewhile
 
 from django.db import transaction
 
-from . import policies, specs
+from . import batch_writes, policies, specs
+from .batch_writes import PlannedRow
 from .models import Attempt, Schedule, Status, Trigger
-from .planner import _attempt_row, overlap_states  # the planner's own rows and states
+from .planner import overlap_states, planned_row  # the planner's own rows and states
 
 MICROSECOND = timedelta(microseconds=1)
 
@@ -117,7 +118,7 @@ def _plan_batch(
     result.reopened += len(missed)
     admission = policies.admit(schedule.overlap, state, len(new))
     rows = [
-        _attempt_row(schedule, at, status, reason, now)
+        planned_row(schedule, at, status, reason, now)
         for at, status, reason in zip(new, admission.statuses, admission.reasons, strict=True)
     ]
     pending = sum(1 for row in rows if row.status == Status.PENDING)
@@ -125,10 +126,10 @@ def _plan_batch(
     result.skipped += len(rows) - pending
     if dry_run or not rows:
         return pending
-    # ignore_conflicts: an occurrence an engine or another backfill planned meanwhile is a
-    # quiet no-op (invariant 1), not an error.
-    Attempt.objects.bulk_create(
-        [row for row in rows if row.occurrence_at not in missed], ignore_conflicts=True
+    # An occurrence an engine or another backfill planned meanwhile is a quiet no-op
+    # (invariant 1), not an error.
+    batch_writes.insert_planned(
+        Attempt.objects.db, [row for row in rows if row.occurrence_at not in missed], now=now
     )
     for row in rows:
         if row.occurrence_at in missed:
@@ -138,7 +139,7 @@ def _plan_batch(
     return pending
 
 
-def _reopen(schedule: Schedule, row: Attempt) -> None:
+def _reopen(schedule: Schedule, row: PlannedRow) -> None:
     """A ``missed`` record becomes the occurrence's attempt; its note stays in the history."""
     attempt = Attempt.objects.get(
         schedule=schedule, trigger=Trigger.SCHEDULE, occurrence_at=row.occurrence_at

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import connections
 
-from .models import Attempt, Status
+from .models import Attempt, Status, Trigger
 
 _TABLE = Attempt._meta.db_table
 
@@ -152,12 +153,28 @@ _NEW_ATTEMPT_DEFAULTS = {
 }
 
 
-def insert_planned(using: str, rows: Sequence[Attempt], *, now: datetime) -> None:
+@dataclass(frozen=True, slots=True)
+class PlannedRow:
+    """A new attempt as the planner and backfill make it: the columns that vary, and the
+    schedule's name for the log (a model instance per row cost more than writing it)."""
+
+    schedule_id: int
+    schedule_name: str
+    occurrence_at: datetime
+    status: str
+    trigger: str = Trigger.SCHEDULE
+    retry_at: datetime | None = None
+    finished_at: datetime | None = None
+    error: str = ""
+    outcome: Any = None
+
+
+def insert_planned(using: str, rows: Sequence[PlannedRow], *, now: datetime) -> None:
     """Insert new attempts (the planner's: pending, skipped or missed), skipping any whose
     (schedule, occurrence, trigger) exists already: invariant 1's quiet no-op.
 
-    Only the planner's columns are read from each row; every other column gets a new
-    attempt's default, and ``created_at`` is ``now`` for the whole batch.
+    Only the planner's columns are read from each row (an ``Attempt`` has them too); every
+    other column gets a new attempt's default, and ``created_at`` is ``now`` for the batch.
     """
     if not rows:
         return

@@ -18,8 +18,9 @@ from django.db import transaction
 from django.db.models import Count, F
 
 from . import batch_writes, policies, signals, specs
+from .batch_writes import PlannedRow
 from .conf import cadence_settings
-from .models import Attempt, Schedule, Status, Trigger
+from .models import Attempt, Schedule, Status
 from .payloads import escape_control
 
 logger = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
             return PlanResult(0, 0, False)
         loaded = {s.pk: (s.occurrence_count, s.missed_count) for s in schedules}
         states = overlap_states([s.pk for s in schedules])
-        rows: list[Attempt] = []
+        rows: list[PlannedRow] = []
         to_cancel: list[int] = []
         for schedule in schedules:
             planned, cancel = _plan_schedule(schedule, now, states[schedule.pk])
@@ -85,9 +86,9 @@ def _advance(schedules: list[Schedule], loaded: dict[int, tuple[int, int]]) -> N
         )
 
 
-def _announce(row: Attempt) -> None:
+def _announce(row: PlannedRow) -> None:
     """Log a planned attempt; send the signal of an occurrence recorded as not run."""
-    name = row.schedule.name
+    name = row.schedule_name
     if row.status == Status.SKIPPED:
         reason = row.error.removeprefix("skipped: ")
         signals.occurrence_skipped.send(
@@ -145,7 +146,7 @@ def due_occurrences(schedule: Schedule, now: datetime, limit: int | None) -> lis
 
 def _plan_schedule(
     schedule: Schedule, now: datetime, state: policies.OverlapState
-) -> tuple[list[Attempt], bool]:
+) -> tuple[list[PlannedRow], bool]:
     """Rows for one schedule's due occurrences, and whether to cancel its running attempt."""
     fire_all = schedule.misfire == "fire_all"
     max_catchup = cadence_settings.MAX_CATCHUP
@@ -163,7 +164,7 @@ def _plan_schedule(
     )
     admission = policies.admit(schedule.overlap, state, len(plan.fire))
     rows = [
-        _attempt_row(schedule, at, status, reason, now)
+        planned_row(schedule, at, status, reason, now)
         for at, status, reason in zip(plan.fire, admission.statuses, admission.reasons, strict=True)
     ]
     if plan.missed:
@@ -175,35 +176,36 @@ def _plan_schedule(
     return rows, admission.cancel_running
 
 
-def _attempt_row(
+def planned_row(
     schedule: Schedule, occurrence_at: datetime, status: str, reason: str, now: datetime
-) -> Attempt:
+) -> PlannedRow:
+    """The row of one admitted occurrence: pending (ready after its jitter) or skipped."""
     if status == Status.SKIPPED:
-        return Attempt(
-            schedule=schedule,
+        return PlannedRow(
+            schedule_id=schedule.pk,
+            schedule_name=schedule.name,
             occurrence_at=occurrence_at,
-            trigger=Trigger.SCHEDULE,
             status=Status.SKIPPED,
             finished_at=now,
             error=f"skipped: {reason}",
         )
     delay = specs.jitter_delay(str(schedule.pk), occurrence_at, schedule.jitter or timedelta(0))
-    return Attempt(
-        schedule=schedule,
+    return PlannedRow(
+        schedule_id=schedule.pk,
+        schedule_name=schedule.name,
         occurrence_at=occurrence_at,
-        trigger=Trigger.SCHEDULE,
         status=Status.PENDING,
         retry_at=occurrence_at + delay,
     )
 
 
-def _missed_row(schedule: Schedule, missed: tuple[datetime, ...], now: datetime) -> Attempt:
+def _missed_row(schedule: Schedule, missed: tuple[datetime, ...], now: datetime) -> PlannedRow:
     """One record for a run of missed occurrences: its range and its count."""
     first, last = missed[0], missed[-1]
-    return Attempt(
-        schedule=schedule,
+    return PlannedRow(
+        schedule_id=schedule.pk,
+        schedule_name=schedule.name,
         occurrence_at=first,
-        trigger=Trigger.SCHEDULE,
         status=Status.MISSED,
         finished_at=now,
         error=(
