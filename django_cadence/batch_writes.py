@@ -207,8 +207,10 @@ def insert_planned(using: str, rows: Sequence[PlannedRow], *, now: datetime) -> 
         )
         for row in rows
     ]
-    insert = {"postgresql": "INSERT", "mysql": "INSERT IGNORE"}.get(vendor, "INSERT OR IGNORE")
-    conflict = " ON CONFLICT DO NOTHING" if vendor == "postgresql" else ""
+    if vendor == "postgresql":
+        _insert_planned_as_arrays(connection, fields, columns, values)
+        return
+    insert = "INSERT IGNORE" if vendor == "mysql" else "INSERT OR IGNORE"
     limit = connection.features.max_query_params or 65535
     per_statement = max(1, min(1000, limit // len(fields)))
     with connection.cursor() as cursor:
@@ -216,6 +218,28 @@ def insert_planned(using: str, rows: Sequence[PlannedRow], *, now: datetime) -> 
             chunk = values[start : start + per_statement]
             sql = (
                 f"{insert} INTO {quote(_TABLE)} ({', '.join(columns)}) "
-                f"VALUES {', '.join([row_sql] * len(chunk))}{conflict}"
+                f"VALUES {', '.join([row_sql] * len(chunk))}"
             )
             cursor.execute(sql, [value for row in chunk for value in row])
+
+
+def _insert_planned_as_arrays(connection, fields, columns: list[str], values: list[tuple]) -> None:
+    """PostgreSQL: one array per column, unnested into rows, in a statement whose text is the
+    same for every batch. A ``VALUES`` list with a placeholder per value is new text for
+    every batch size, and the driver splits and quotes thousands of placeholders each time."""
+    names = [f"c{i}" for i in range(len(fields))]
+    arrays = [
+        "%s::text[]" if f.name == "outcome" else f"%s::{f.db_type(connection)}[]" for f in fields
+    ]
+    selected = [
+        f"CAST({name} AS jsonb)" if f.name == "outcome" else name
+        for name, f in zip(names, fields, strict=True)
+    ]
+    sql = (
+        f"INSERT INTO {connection.ops.quote_name(_TABLE)} ({', '.join(columns)}) "  # noqa: S608
+        f"SELECT {', '.join(selected + list(_NEW_ATTEMPT_DEFAULTS.values()))} "
+        f"FROM unnest({', '.join(arrays)}) AS planned({', '.join(names)}) "
+        "ON CONFLICT DO NOTHING"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(column) for column in zip(*values, strict=True)])
