@@ -7,17 +7,23 @@ from datetime import UTC, datetime
 
 from django.db import connection
 
+from benchmarks.peers import _runner as peer_job
+
 WORKER = os.environ.get("CADENCE_BENCH_WORKER", "")
 
 
 def record(context) -> None:
     """Record this start: the local clock first, then one INSERT.
 
-    The same plain statement the peers' jobs run (``benchmarks/peers/_runner.py``), sent
-    through Django's connection: the job's own cost is then equal for every system, and
-    what differs is the scheduler's.
+    On PostgreSQL this is the peers' job body itself (``benchmarks/peers/_runner.py``): the
+    same statement through psycopg on a connection kept per thread, so the job costs every
+    system the same and what differs is the scheduler's. Elsewhere (no peer runs there) the
+    same statement goes through Django's connection.
     """
     started_at = datetime.now(UTC)
+    if connection.vendor == "postgresql":
+        peer_job.record(_dsn(), context.schedule_name, context.occurrence_at, started_at)
+        return
     adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(
@@ -25,6 +31,14 @@ def record(context) -> None:
             "VALUES (%s, %s, %s, %s)",
             (context.schedule_name, adapt(context.occurrence_at), adapt(started_at), WORKER),
         )
+
+
+def _dsn() -> str:
+    settings = connection.settings_dict
+    return (
+        f"host={settings['HOST']} port={settings['PORT']} user={settings['USER']} "
+        f"dbname={settings['NAME']}"
+    )
 
 
 def noop() -> None:
