@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from django_cadence import engine as engine_module
+from django_cadence.models import Attempt
 from tests import jobs
 
 pytestmark = pytest.mark.django_db
@@ -153,3 +154,32 @@ def test_a_queued_try_replaced_before_it_starts_is_cancelled_unrun(
     assert "replaced" in by_id[cancelled].error
     (other,) = [a for pk, a in by_id.items() if pk != cancelled]
     assert other.status == "succeeded"
+
+
+def test_a_queued_try_is_not_timed_out_before_it_starts(schedule_at, clock, threaded_engine, gate):
+    engine = warmed_up(threaded_engine(concurrency=1), schedule_at, clock)
+    schedules = [
+        schedule_at(
+            executor="tests.jobs.wait_at_gate",
+            payload={"label": f"t{i}"},
+            interval=MINUTE,
+            max_runtime=timedelta(seconds=5),
+        )
+        for i in range(2)
+    ]
+    engine.tick()
+    clock.advance(MINUTE)
+    engine.tick()
+    (queued,) = engine._queued
+    clock.advance(seconds=6)
+    engine.tick()  # the running try is past its deadline; the queued one has not started
+    by_id = {s.attempts.get().id: s.attempts.get() for s in schedules}
+    assert by_id[queued.claim.attempt_id].status == "running"
+    assert by_id[queued.claim.attempt_id].error == ""
+    (timed_out,) = [a for pk, a in by_id.items() if pk != queued.claim.attempt_id]
+    assert (timed_out.status, "timed out after 5 s" in timed_out.error) == ("pending", True)
+    assert not queued.claim.cancel_event.is_set()
+    gate.set()
+    assert queued.done.wait(5)
+    engine.tick()
+    assert Attempt.objects.get(pk=queued.claim.attempt_id).status == "succeeded"
