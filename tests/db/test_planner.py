@@ -188,3 +188,35 @@ def test_planner_nothing_due_is_one_query(clock, django_assert_num_queries):
     # One SELECT, inside the test's savepoint pair (a real engine opens a transaction).
     with django_assert_num_queries(3):
         planner.plan_due(clock.now())
+
+
+def test_the_due_read_finds_due_schedules_through_the_due_index(clock):
+    """Many idle schedules cost the planner nothing: it reads the due index, not the table."""
+    from django.db import connection
+
+    idle = [
+        Schedule(
+            name=f"idle-{i}",
+            kind="interval",
+            interval=timedelta(days=1),
+            executor="tests.jobs.noop",
+            created_at=clock.now(),
+            next_run_at=clock.now() + timedelta(days=1, seconds=i),
+        )
+        for i in range(3000)
+    ]
+    Schedule.objects.bulk_create(idle)
+    if connection.vendor != "sqlite":  # SQLite stays without statistics, as it usually is
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "ANALYZE"
+                if connection.vendor == "postgresql"
+                else "ANALYZE TABLE " + Schedule._meta.db_table
+            )
+            if connection.vendor == "mysql":
+                cursor.fetchall()
+    plan = Schedule.objects.due(clock.now()).order_by("next_run_at")[:500].explain()
+    assert "cadence_schedule_due_idx" in plan
+    if connection.vendor == "sqlite":  # neither a scan of the table nor a sort
+        assert "SCAN" not in plan
+        assert "TEMP B-TREE" not in plan
