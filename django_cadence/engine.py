@@ -95,6 +95,7 @@ class Engine:
         self._next_due: datetime | None = None  # None: no enabled schedule will fire
         self._next_due_read: datetime | None = None  # None: not read yet, so plan
         self._changed = False  # a notice said schedules or attempts changed: plan now
+        self._next_due_stale = False  # the last tick planned: read the next due instant
         self._next_recovery: datetime | None = None
         self._registered = False
 
@@ -125,6 +126,10 @@ class Engine:
                 self._claim_and_start(due_by)
                 if not more:
                     break
+            # What was due is planned: the next due instant is read again before sleeping,
+            # not assumed from the reading that made this tick plan (that would plan again,
+            # for nothing, at the next tick).
+            self._next_due_stale = plan
             if self.inline:
                 self._record_finished()
         return self._sleep_seconds(self.clock.now())
@@ -309,9 +314,10 @@ class Engine:
         # next tick claims and recovers anyway: up to three queries fewer on the busy path.
         flowing = self.claimed_last_tick > 0 and bool(self._in_flight)
         fresh = self._next_due_read and now - self._next_due_read < NEXT_DUE_MAX_AGE
-        if not (flowing and fresh):
+        if not (flowing and fresh) or self._next_due_stale:
             self._next_due = Schedule.objects.enabled().aggregate(at=Min("next_run_at"))["at"]
             self._next_due_read = now
+            self._next_due_stale = False
         next_due = self._next_due
         next_ready = next_lease = None
         if not flowing and len(self._in_flight) < self.concurrency:
@@ -331,7 +337,9 @@ class Engine:
         if self._queued:
             candidates.append(now + timedelta(seconds=CLAIM_AHEAD_MAX_WAIT))
         earliest = min(candidates)
-        return max(0.0, (earliest - now).total_seconds())
+        # From the clock read now, after this method's queries: counted from ``now`` the
+        # engine would wake as late as those queries took.
+        return max(0.0, (earliest - self.clock.now()).total_seconds())
 
     # --- the loop ------------------------------------------------------------------------
 
