@@ -33,6 +33,42 @@ def test_engine_sleeps_until_the_next_due_occurrence(engine, schedule_at, clock)
     assert engine.tick() == pytest.approx(4)
 
 
+def test_engine_sleep_counts_from_the_clock_read_after_its_queries(clock, schedule_at):
+    """Time passes while the engine asks the database when to wake; the sleep is shorter."""
+    from django.db import connection
+
+    def slow_query(execute, *args):
+        clock.advance(milliseconds=5)
+        return execute(*args)
+
+    schedule = schedule_at(interval=timedelta(seconds=7))
+    engine = Engine(clock=clock, inline=True)
+    with connection.execute_wrapper(slow_query):
+        delay = engine.tick()
+    schedule.refresh_from_db()
+    assert delay == pytest.approx((schedule.next_run_at - clock.now()).total_seconds())
+
+
+def test_engine_reads_the_next_due_instant_after_planning_instead_of_planning_again(
+    schedule_at, clock, threaded_engine, monkeypatch
+):
+    from django_cadence import planner
+
+    calls = []
+    plan_due = planner.plan_due
+    monkeypatch.setattr(planner, "plan_due", lambda now: calls.append(now) or plan_due(now))
+    engine = threaded_engine(concurrency=2)
+    schedule_at(executor="tests.jobs.sleep_for", payload={"seconds": 0.3}, interval=MINUTE)
+    clock.advance(seconds=59.5)
+    engine.tick()  # reads the next due instant, half a second ahead
+    clock.advance(seconds=0.5)
+    engine.tick()  # plans and starts the occurrence
+    assert len(calls) == 2
+    assert engine.in_flight == 1
+    engine.tick()  # the try still runs; nothing else is due
+    assert len(calls) == 2
+
+
 def test_engine_sleep_is_bounded_by_max_tick(clock, schedule_at):
     schedule_at(interval=timedelta(hours=1))
     engine = Engine(clock=clock, inline=True, max_tick=2.5)
