@@ -2,6 +2,7 @@
 thread, and hands back any that wait too long for one."""
 
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -27,6 +28,13 @@ def wait_for_threads(engine):
         assert flight.done.wait(5)
 
 
+def wait_until(condition, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.005)
+
+
 def warmed_up(engine, schedule_at, clock):
     """The engine after one quick try: it has seen that its tries are short."""
     schedule_at(executor="tests.jobs.noop", interval=timedelta(hours=1))
@@ -35,6 +43,7 @@ def warmed_up(engine, schedule_at, clock):
     wait_for_threads(engine)
     engine.tick()
     assert engine.in_flight == 0
+    wait_until(lambda: engine._busy == 0)  # its thread has let go of the queue
     return engine
 
 
@@ -171,6 +180,7 @@ def test_a_queued_try_is_not_timed_out_before_it_starts(schedule_at, clock, thre
     clock.advance(MINUTE)
     engine.tick()
     (queued,) = engine._queued
+    wait_until(lambda: jobs.CALLS)  # the other try's job has started
     clock.advance(seconds=6)
     engine.tick()  # the running try is past its deadline; the queued one has not started
     by_id = {s.attempts.get().id: s.attempts.get() for s in schedules}
