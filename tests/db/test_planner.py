@@ -206,15 +206,11 @@ def test_the_due_read_finds_due_schedules_through_the_due_index(clock):
         for i in range(3000)
     ]
     Schedule.objects.bulk_create(idle)
-    if connection.vendor != "sqlite":  # SQLite stays without statistics, as it usually is
+    if connection.vendor == "postgresql":  # fresh statistics (transactional there)
         with connection.cursor() as cursor:
-            cursor.execute(
-                "ANALYZE"
-                if connection.vendor == "postgresql"
-                else "ANALYZE TABLE " + Schedule._meta.db_table
-            )
-            if connection.vendor == "mysql":
-                cursor.fetchall()
+            cursor.execute(f"ANALYZE {Schedule._meta.db_table}")
+    # No ANALYZE TABLE on MariaDB: it commits the test's transaction. SQLite stays without
+    # statistics, as it usually is.
     plan = Schedule.objects.due(clock.now()).order_by("next_run_at")[:500].explain()
     assert "cadence_schedule_due_idx" in plan
     if connection.vendor == "sqlite":  # neither a scan of the table nor a sort
