@@ -1,9 +1,11 @@
-"""The two writes of a busy worker's round, as plain SQL: start a batch of tries, and end a
-batch of them in success.
+"""The statements of a busy worker's round, as plain SQL: plan a batch of schedules (count
+their open attempts, insert the new ones, advance their slots), start a batch of tries, and
+end a batch of them in success.
 
-Through the ORM, building and compiling these UPDATEs (an expression per column, a ``CASE``
-per row) cost a worker more CPU than the database spent running them, once per batch. They
-are written here once per database instead: the columns come from the model, values are
+Through the ORM, building and compiling these statements (an expression per column, a
+``CASE`` per row) cost a worker more CPU than the database spent running them, once per
+batch: a millisecond or more each, on every tick. They are written here once per database
+instead: the columns come from the model, values are
 adapted the way the model's fields adapt them, and what differs between databases (joining
 a string to a number, typing a JSON parameter, passing a list) is spelled out per vendor.
 The fences of invariant 3 are the same as everywhere: ``claim_token`` and ``status``.
@@ -19,13 +21,14 @@ from typing import Any
 
 from django.db import connections
 
-from .models import Attempt, Status, Trigger
+from .models import Attempt, Schedule, Status, Trigger
 
 _TABLE = Attempt._meta.db_table
+_SCHEDULE_TABLE = Schedule._meta.db_table
 
 
-def _column(name: str, quote) -> str:
-    return quote(Attempt._meta.get_field(name).column)
+def _column(name: str, quote, model=Attempt) -> str:
+    return quote(model._meta.get_field(name).column)
 
 
 def _in(column: str, values: Sequence[Any], vendor: str) -> tuple[str, list[Any]]:
@@ -42,6 +45,55 @@ def _token_of_id(vendor: str, id_column: str) -> str:
     if vendor == "mysql":
         return f"CONCAT(%s, {id_column})"
     return f"(%s || {id_column})"
+
+
+def open_attempt_counts(using: str, schedule_ids: Sequence[int]) -> list[tuple[int, str, int]]:
+    """``(schedule_id, status, count)`` of the pending and running attempts of the schedules."""
+    if not schedule_ids:
+        return []
+    connection = connections[using]
+    quote, vendor = connection.ops.quote_name, connection.vendor
+    column = lambda name: _column(name, quote)  # noqa: E731
+    where, where_params = _in(column("schedule"), schedule_ids, vendor)
+    sql = (
+        f"SELECT {column('schedule')}, {column('status')}, COUNT(*) FROM {quote(_TABLE)} "  # noqa: S608
+        f"WHERE {where} AND {column('status')} IN (%s, %s) "
+        f"GROUP BY {column('schedule')}, {column('status')}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*where_params, Status.PENDING, Status.RUNNING])
+        return cursor.fetchall()
+
+
+def advance_schedules(
+    using: str,
+    ids: Sequence[int],
+    *,
+    next_run_at: datetime | None,
+    last_run_at: datetime | None,
+    fired: int,
+    missed: int,
+) -> None:
+    """Move the schedules' slot and add to their counters (in SQL, from what was planned)."""
+    connection = connections[using]
+    quote, vendor, ops = connection.ops.quote_name, connection.vendor, connection.ops
+    column = lambda name: _column(name, quote, Schedule)  # noqa: E731
+    where, where_params = _in(column("id"), ids, vendor)
+    sql = (
+        f"UPDATE {quote(_SCHEDULE_TABLE)} SET {column('next_run_at')} = %s, "  # noqa: S608
+        f"{column('last_run_at')} = %s, "
+        f"{column('occurrence_count')} = {column('occurrence_count')} + %s, "
+        f"{column('missed_count')} = {column('missed_count')} + %s WHERE {where}"
+    )
+    params = [
+        ops.adapt_datetimefield_value(next_run_at),
+        ops.adapt_datetimefield_value(last_run_at),
+        fired,
+        missed,
+        *where_params,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def start_tries(

@@ -21,13 +21,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
-from django.db.models import Min
 
-from . import planner, reconcile, recovery, runner, workers
+from . import next_event, planner, reconcile, recovery, runner, workers
 from .clock import Clock, DatabaseClock, default_clock
 from .conf import cadence_settings
 from .execution import TryResult, run_try
-from .models import Attempt, Schedule
 from .payloads import escape_control
 from .pool import TryPool
 from .single_engine import SingleEngineLock
@@ -315,19 +313,15 @@ class Engine:
         flowing = self.claimed_last_tick > 0 and bool(self._in_flight)
         fresh = self._next_due_read and now - self._next_due_read < NEXT_DUE_MAX_AGE
         if not (flowing and fresh) or self._next_due_stale:
-            self._next_due = Schedule.objects.enabled().aggregate(at=Min("next_run_at"))["at"]
+            self._next_due = next_event.next_due()
             self._next_due_read = now
             self._next_due_stale = False
         next_due = self._next_due
         next_ready = next_lease = None
         if not flowing and len(self._in_flight) < self.concurrency:
-            next_ready = (
-                Attempt.objects.pending()
-                .filter(schedule__enabled=True)
-                .aggregate(at=Min("retry_at"))["at"]
-            )
+            next_ready = next_event.next_ready()
         if not flowing:
-            next_lease = Attempt.objects.running().aggregate(at=Min("lease_until"))["at"]
+            next_lease = next_event.next_lease_end()
         candidates += [at for at in (next_due, next_ready) if at]
         if next_lease:
             candidates.append(next_lease + cadence_settings.RECOVERY_GRACE)

@@ -87,3 +87,18 @@ def test_the_claim_read_locks_its_rows_and_their_schedules():
     (sql,) = [q["sql"] for q in queries if "SELECT" in q["sql"]]
     assert sql.rstrip().endswith("FOR UPDATE SKIP LOCKED")  # no OF: both tables' rows
     assert "JOIN" in sql
+
+
+def test_a_read_without_an_argument_is_compiled_once(schedule_at, clock):
+    compiled = []
+
+    def build(shape, value):
+        compiled.append((shape, value))
+        return Attempt.objects.order_by("occurrence_at").values_list("occurrence_at")[:shape]
+
+    read = PreparedRead(build, ("occurrence_at",), None)
+    assert read.rows("default", 1) == []
+    schedule_at(interval=MINUTE, overlap="allow")
+    planner.plan_due(clock.advance(MINUTE * 2))
+    assert [row.occurrence_at for row in read.rows("default", 1)] == [clock.now() - MINUTE]
+    assert compiled == [(1, None)]

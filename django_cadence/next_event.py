@@ -1,0 +1,62 @@
+"""When the engine next has something to do: the reads it makes before every sleep.
+
+The earliest next run of an enabled schedule, the earliest ready time of a pending attempt,
+and the earliest lease end of a running one. Each is the first row of an index range (the
+due, ready and lease indexes), compiled once: the engine asks after every tick.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from .models import Attempt, Schedule
+from .prepared import PreparedRead
+
+
+def _next_due(_shape: None, _value: None):
+    # ``enabled__in`` keeps SQLite on the due index (see ``ScheduleQuerySet.due``).
+    return (
+        Schedule.objects.filter(enabled__in=(True,), next_run_at__isnull=False)
+        .order_by("next_run_at")
+        .values_list("next_run_at")[:1]
+    )
+
+
+def _next_ready(_shape: None, _value: None):
+    # Pending rows always have a ``retry_at`` (a constraint); paused schedules' wait.
+    return (
+        Attempt.objects.pending()
+        .filter(schedule__enabled=True)
+        .order_by("retry_at")
+        .values_list("retry_at")[:1]
+    )
+
+
+def _next_lease_end(_shape: None, _value: None):
+    # Running rows always have a lease (a constraint).
+    return Attempt.objects.running().order_by("lease_until").values_list("lease_until")[:1]
+
+
+_NEXT_DUE = PreparedRead(_next_due, ("next_run_at",), None)
+_NEXT_READY = PreparedRead(_next_ready, ("retry_at",), None)
+_NEXT_LEASE_END = PreparedRead(_next_lease_end, ("lease_until",), None)
+
+
+def _first(read: PreparedRead) -> datetime | None:
+    rows = read.rows(Schedule.objects.db, None)
+    return rows[0][0] if rows else None
+
+
+def next_due() -> datetime | None:
+    """The earliest ``next_run_at`` of an enabled schedule; None if none will fire."""
+    return _first(_NEXT_DUE)
+
+
+def next_ready() -> datetime | None:
+    """When the first pending attempt of an enabled schedule may start."""
+    return _first(_NEXT_READY)
+
+
+def next_lease_end() -> datetime | None:
+    """When the first running attempt's lease runs out."""
+    return _first(_NEXT_LEASE_END)
