@@ -1,7 +1,7 @@
 """``python -m benchmarks``: run a workload, or compare django-cadence with its peers.
 
     python -m benchmarks run W1|W2|W3|W4|W5 [--db sqlite|postgresql|mysql] [--workers N]
-                             [--concurrency C] [--quick] [--profile]
+                             [--concurrency C] [--quick] [--profile] [--phases]
     python -m benchmarks compare W1 W2 W3 [--quick] [--peers apscheduler,procrastinate,...]
     python -m benchmarks peers [--setup]
     python -m benchmarks admin [--db postgresql|mysql|sqlite] [--sizes 10000,1000000] [--repeat N]
@@ -69,6 +69,7 @@ def run_ours(args) -> list[dict]:
             run_dir=_run_dir(f"{args.workload}-{args.db}-{workers}w"),
             count_queries=args.workload == "W5",
             profile=args.profile,
+            phases=args.phases,
         )
         result = workload(system, args.db, quick=args.quick)
         result["logs"] = str(system.run_dir.relative_to(harness.ROOT))
@@ -77,6 +78,13 @@ def run_ours(args) -> list[dict]:
 
             result["profile"] = summarize(system.run_dir / "w1.pyspy.txt")
             print(result["profile"]["text"])
+        if args.phases:
+            from .profile import summarize_phases
+
+            names = [f"w{i}" for i in range(1, workers + 1)]
+            result["phases"] = summarize_phases([system.phase_file(n) for n in names])
+            print(f"phases, summed over the workers; {result['phases']['tries']:,} tries")
+            print(harness.table(result["phases"]["rows"]))
         results.append(_emit(result))
     return results
 
@@ -140,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--concurrency", type=int, default=8)
     run.add_argument("--quick", action="store_true", help="shorter windows (W2/W3 20 s)")
     run.add_argument("--profile", action="store_true", help="py-spy on worker w1")
+    run.add_argument("--phases", action="store_true", help="CPU and wall time per engine step")
     run.add_argument("--json-out", help=argparse.SUPPRESS)
     cmp = sub.add_parser("compare", help="ours and the peers, back to back")
     cmp.add_argument("workloads", nargs="+", choices=("W1", "W2", "W3"))

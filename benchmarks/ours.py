@@ -98,6 +98,7 @@ class Cadence:
         run_dir: Path,
         count_queries: bool = False,
         profile: bool = False,
+        phases: bool = False,
     ) -> None:
         self.db = db
         self.workers = workers
@@ -105,6 +106,7 @@ class Cadence:
         self.run_dir = run_dir
         self.count_queries = count_queries
         self.profile = profile
+        self.phases = phases
         self.procs: dict[str, Any] = {}
         self.profilers: dict[str, Any] = {}
 
@@ -130,6 +132,8 @@ class Cadence:
         env = {"CADENCE_BENCH_DB": self.db, "CADENCE_BENCH_WORKER": name}
         if self.count_queries:
             env["CADENCE_BENCH_COUNT_QUERIES"] = str(self.query_file(name))
+        if self.phases:
+            env["CADENCE_BENCH_PHASES"] = str(self.phase_file(name))
         args = [
             sys.executable,
             "-m",
@@ -175,6 +179,9 @@ class Cadence:
         for proc in self.procs.values():
             proc.send_signal(signal.SIGUSR1)
         time.sleep(0.3)
+
+    def phase_file(self, name: str) -> Path:
+        return self.run_dir / f"phases-{name}.json"
 
     def query_file(self, name: str) -> Path:
         return self.run_dir / f"queries-{name}.jsonl"

@@ -1,4 +1,5 @@
-"""Summaries of a py-spy ``--format raw --threads`` profile of on-CPU samples.
+"""Summaries of a py-spy ``--format raw --threads`` profile of on-CPU samples, and of the
+workers' phase timers.
 
 Frames are aggregated per function (``name (file)``, line numbers dropped) and samples are
 grouped per thread kind: the engine's main thread, the try threads (``cadence-try-*``), the
@@ -7,6 +8,7 @@ LISTEN thread.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -68,3 +70,35 @@ def summarize(path: Path, top: int = 22) -> dict[str, Any]:
         "inclusive": inclusive.most_common(80),
         "self": own.most_common(80),
     }
+
+
+def summarize_phases(paths: list[Path]) -> dict[str, Any]:
+    """The workers' phase timers (``benchmarks/app/phases.py``), summed, per try started.
+
+    Per try: each phase's totals divided by the tries run (``run_try`` calls), so a
+    workload's figures read as what one firing costs in each step.
+    """
+    totals: dict[str, dict[str, float]] = {}
+    order: list[str] = []
+    for path in paths:
+        if not path.exists():
+            continue
+        for row in json.loads(path.read_text()):
+            if row["phase"] not in totals:
+                order.append(row["phase"])
+                totals[row["phase"]] = {"calls": 0, "cpu_s": 0.0, "wall_s": 0.0}
+            for key in ("calls", "cpu_s", "wall_s"):
+                totals[row["phase"]][key] += row[key]
+    tries = next((t["calls"] for p, t in totals.items() if p.startswith("try threads")), 0)
+    rows = [
+        {
+            "phase": phase,
+            "calls": int(t["calls"]),
+            "cpu_ms": 1000 * t["cpu_s"],
+            "wall_ms": 1000 * t["wall_s"],
+            "cpu_us_per_try": 1e6 * t["cpu_s"] / tries if tries else None,
+            "wall_us_per_try": 1e6 * t["wall_s"] / tries if tries else None,
+        }
+        for phase, t in ((p, totals[p]) for p in order)
+    ]
+    return {"tries": tries, "rows": rows}

@@ -4,7 +4,8 @@ from django.apps import AppConfig
 
 
 class BenchConfig(AppConfig):
-    """Installs the SQL statement counter when ``CADENCE_BENCH_COUNT_QUERIES`` names a file."""
+    """Installs the SQL statement counter when ``CADENCE_BENCH_COUNT_QUERIES`` names a file,
+    and the phase timers when ``CADENCE_BENCH_PHASES`` does."""
 
     name = "benchmarks.app"
     label = "bench"
@@ -16,3 +17,8 @@ class BenchConfig(AppConfig):
             from . import querycount
 
             querycount.install(path)
+        path = os.environ.get("CADENCE_BENCH_PHASES")
+        if path:
+            from . import phases
+
+            phases.install(path)
