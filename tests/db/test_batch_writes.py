@@ -78,3 +78,45 @@ def test_a_batch_larger_than_a_statement_allows_is_written_whole(schedule_at, cl
     rows = planned_rows(schedule, clock, count=450)
     batch_writes.insert_planned(connection.alias, rows, now=clock.now())
     assert Attempt.objects.filter(schedule=schedule).count() == 450
+
+
+def test_open_attempt_counts_are_pending_and_running_per_schedule(schedule_at, clock):
+    from django_cadence import planner
+
+    busy = schedule_at(interval=SECOND * 60, overlap="allow")
+    other = schedule_at(interval=SECOND * 60, overlap="allow")
+    idle = schedule_at(interval=SECOND * 60, overlap="allow")
+    planner.plan_due(clock.advance(minutes=3))  # three pending occurrences each
+    oldest = Attempt.objects.filter(schedule=busy).order_by("occurrence_at").first()
+    Attempt.objects.filter(pk=oldest.pk).update(
+        status="running", claim_token="t", lease_until=clock.now() + SECOND * 30
+    )
+    Attempt.objects.filter(schedule=idle).update(status="skipped", retry_at=None)
+    got = batch_writes.open_attempt_counts("default", [busy.pk, idle.pk])
+    assert sorted(got) == [(busy.pk, "pending", 2), (busy.pk, "running", 1)]
+    assert batch_writes.open_attempt_counts("default", []) == []
+    assert other.pk not in {row[0] for row in got}
+
+
+def test_advancing_schedules_moves_their_slot_and_adds_to_their_counters(schedule_at, clock):
+    from django_cadence.models import Schedule
+
+    moved = [schedule_at(interval=SECOND * 60) for _ in range(2)]
+    untouched = schedule_at(interval=SECOND * 60)
+    Schedule.objects.update(occurrence_count=5, missed_count=1)
+    later = clock.now() + SECOND * 600
+    batch_writes.advance_schedules(
+        "default",
+        [s.pk for s in moved],
+        next_run_at=later,
+        last_run_at=clock.now(),
+        fired=2,
+        missed=3,
+    )
+    for schedule in moved:
+        schedule.refresh_from_db()
+        assert (schedule.next_run_at, schedule.last_run_at) == (later, clock.now())
+        assert (schedule.occurrence_count, schedule.missed_count) == (7, 4)
+    untouched.refresh_from_db()
+    assert (untouched.occurrence_count, untouched.missed_count) == (5, 1)
+    assert untouched.next_run_at == clock.now() + SECOND * 60
