@@ -14,9 +14,9 @@ from .prepared import PreparedRead
 
 
 def _next_due(_shape: None, _value: None):
-    # ``enabled__in`` keeps SQLite on the due index (see ``ScheduleQuerySet.due``).
     return (
-        Schedule.objects.filter(enabled__in=(True,), next_run_at__isnull=False)
+        Schedule.objects.enabled()
+        .filter(next_run_at__isnull=False)
         .order_by("next_run_at")
         .values_list("next_run_at")[:1]
     )

@@ -57,8 +57,7 @@ def due_schedules(now: datetime, batch_size: int) -> list[Schedule]:
     schedules another worker has locked are skipped."""
     using = Schedule.objects.db
     return [
-        Schedule.from_db(using, _SCHEDULE_FIELDS, tuple(row))
-        for row in _DUE.rows(using, batch_size, now)
+        Schedule.from_db(using, _SCHEDULE_FIELDS, row) for row in _DUE.rows(using, batch_size, now)
     ]
 
 
