@@ -78,17 +78,14 @@ def summarize_phases(paths: list[Path]) -> dict[str, Any]:
     Per try: each phase's totals divided by the tries run (``run_try`` calls), so a
     workload's figures read as what one firing costs in each step.
     """
-    totals: dict[str, dict[str, float]] = {}
-    order: list[str] = []
+    totals: dict[str, dict[str, float]] = {}  # in the order the phases are listed
     for path in paths:
         if not path.exists():
             continue
         for row in json.loads(path.read_text()):
-            if row["phase"] not in totals:
-                order.append(row["phase"])
-                totals[row["phase"]] = {"calls": 0, "cpu_s": 0.0, "wall_s": 0.0}
-            for key in ("calls", "cpu_s", "wall_s"):
-                totals[row["phase"]][key] += row[key]
+            total = totals.setdefault(row["phase"], {"calls": 0, "cpu_s": 0.0, "wall_s": 0.0})
+            for key in total:
+                total[key] += row[key]
     tries = next((t["calls"] for p, t in totals.items() if p.startswith("try threads")), 0)
     rows = [
         {
@@ -99,6 +96,6 @@ def summarize_phases(paths: list[Path]) -> dict[str, Any]:
             "cpu_us_per_try": 1e6 * t["cpu_s"] / tries if tries else None,
             "wall_us_per_try": 1e6 * t["wall_s"] / tries if tries else None,
         }
-        for phase, t in ((p, totals[p]) for p in order)
+        for phase, t in totals.items()
     ]
     return {"tries": tries, "rows": rows}

@@ -59,12 +59,18 @@ def _timed(function, label: str):
     return timed
 
 
+def resolve(module_name: str, attribute: str) -> tuple[object, str]:
+    """The object that holds a phase's callable, and the callable's name on it."""
+    owner = importlib.import_module(module_name)
+    *parents, name = attribute.split(".")
+    for parent in parents:
+        owner = getattr(owner, parent)
+    return owner, name
+
+
 def install(path: str) -> None:
     for module_name, attribute, label in PHASES:
-        owner = importlib.import_module(module_name)
-        *parents, name = attribute.split(".")
-        for parent in parents:
-            owner = getattr(owner, parent)
+        owner, name = resolve(module_name, attribute)
         setattr(owner, name, _timed(getattr(owner, name), label))
 
     def write() -> None:

@@ -1,7 +1,6 @@
 """The benchmark's phase timers: they wrap the engine's steps where callers look them up,
 and the harness sums the workers' totals per try."""
 
-import importlib
 import json
 
 from benchmarks.app import phases
@@ -10,10 +9,8 @@ from benchmarks.profile import summarize_phases
 
 def test_every_phase_names_a_callable_that_exists():
     for module_name, attribute, _ in phases.PHASES:
-        owner = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            owner = getattr(owner, part)
-        assert callable(owner), attribute
+        owner, name = phases.resolve(module_name, attribute)
+        assert callable(getattr(owner, name)), attribute
 
 
 def test_installed_timers_count_calls_and_write_them_at_exit(tmp_path, monkeypatch):
@@ -21,10 +18,7 @@ def test_installed_timers_count_calls_and_write_them_at_exit(tmp_path, monkeypat
     monkeypatch.setattr(phases.atexit, "register", registered.append)
     monkeypatch.setattr(phases, "_totals", {})
     for module_name, attribute, _ in phases.PHASES:  # restored by monkeypatch afterwards
-        owner = importlib.import_module(module_name)
-        *parents, name = attribute.split(".")
-        for parent in parents:
-            owner = getattr(owner, parent)
+        owner, name = phases.resolve(module_name, attribute)
         monkeypatch.setattr(owner, name, getattr(owner, name))
     from django_cadence import planner
 
