@@ -159,7 +159,7 @@ class Cadence:
                 "--format",
                 "raw",
             ]
-            args += ["-o", str(out), "--nonblocking", "--rate", "250", "--threads"]
+            args += ["-o", str(out), "--nonblocking", "--rate", "1000", "--threads", "--gil"]
             self.profilers[name] = harness.spawn(
                 args,
                 env={},

@@ -1,5 +1,6 @@
-"""Summaries of a py-spy ``--format raw --threads`` profile of on-CPU samples, and of the
-workers' phase timers.
+"""Summaries of a py-spy ``--format raw --threads --gil`` profile, and of the workers' phase
+timers. Only the thread holding the GIL is sampled: in a worker whose threads take turns on
+one interpreter, that is where the time to start the next try goes.
 
 Frames are aggregated per function (``name (file)``, line numbers dropped) and samples are
 grouped per thread kind: the engine's main thread, the try threads (``cadence-try-*``), the
@@ -57,7 +58,7 @@ def summarize(path: Path, top: int = 22) -> dict[str, Any]:
     def pct(n: int) -> str:
         return f"{100 * n / total:5.1f}%"
 
-    lines = [f"py-spy on-CPU samples: {total} ({path.name}); by thread:"]
+    lines = [f"py-spy samples of the GIL holder: {total} ({path.name}); by thread:"]
     lines += [f"  {pct(n)}  {k}" for k, n in threads.most_common()]
     lines.append("inclusive (per function):")
     lines += [f"  {pct(n)}  {f}" for f, n in inclusive.most_common(top)]

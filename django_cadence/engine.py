@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
 
-from . import next_event, planner, reconcile, recovery, runner, workers
+from . import next_event, pg_timestamps, planner, reconcile, recovery, runner, workers
 from .clock import Clock, DatabaseClock, default_clock
 from .conf import cadence_settings
 from .execution import TryResult, run_try
@@ -96,6 +96,7 @@ class Engine:
         self._next_due_stale = False  # the last tick planned: read the next due instant
         self._next_recovery: datetime | None = None
         self._registered = False
+        self._session: object | None = None  # the database session last set up for reads
 
     # --- one pass ------------------------------------------------------------------------
 
@@ -413,6 +414,7 @@ class Engine:
             self._wake.clear()
             try:
                 self._refresh_connection()
+                self._set_up_session()
                 if once and self.due_by is None:
                     self.due_by = self.clock.now()
                 delay = self.tick()
@@ -473,6 +475,14 @@ class Engine:
             close_old_connections()
         elif connection.errors_occurred and not connection.is_usable():
             connection.close()
+
+    def _set_up_session(self) -> None:
+        """Open the engine's connection now, and once per session set up its fast reads."""
+        connection = connections[self.using]
+        connection.ensure_connection()
+        if connection.connection is not self._session:
+            self._session = connection.connection
+            pg_timestamps.use_native_loader(connection)
 
     def _close_connection(self) -> None:
         with contextlib.suppress(DatabaseError):
