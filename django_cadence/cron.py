@@ -117,6 +117,8 @@ def _field_error(field: _Field, text: str, why: str) -> _Error:
 
 def as_utc(value: datetime, name: str) -> datetime:
     """Refuse naive datetimes (no guessing a zone, ever) and return the instant in UTC."""
+    if type(value) is datetime and value.tzinfo is UTC:
+        return value  # what the database and the clock give: nothing to check or convert
     if not isinstance(value, datetime):
         raise TypeError(f"{name} must be a datetime, not {type(value).__name__}.")
     if value.tzinfo is None or value.utcoffset() is None:
