@@ -155,6 +155,8 @@ def outcome_or_none(value: Any) -> Any:
     ``CADENCE_PAYLOAD_MAX_BYTES``) is replaced by ``{"repr": ..., "type": ..., "note": ...}``
     with a bounded repr, so a job returning a model instance or a huge list still succeeds.
     """
+    if value is None:
+        return None  # what most jobs return: nothing to check or measure
     note = None
     try:
         _check(value, "", 1)
