@@ -1,6 +1,10 @@
-"""The engine's connection reads timestamptz with psycopg's loader: same values as Django's."""
+"""The engine's connection reads timestamptz with psycopg's loader: same values as Django's.
 
-from datetime import UTC, datetime, timedelta
+Every test runs on every database: on PostgreSQL the loader is installed and must change no
+value; elsewhere it is left out, and the engine reads what it always read.
+"""
+
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from django.db import connection
@@ -11,10 +15,13 @@ from django_cadence.models import Schedule
 
 pytestmark = pytest.mark.django_db
 
+ON_POSTGRESQL = connection.vendor == "postgresql"
+
+# A DST edge, a whole hour in another offset, a half-hour offset with a fraction of a second.
 SAMPLES = (
-    "2026-03-29 00:59:59.999999+00",
-    "2026-10-25 01:30:00+02",
-    "1999-12-31 23:59:59.5-05:30",
+    datetime(2026, 3, 29, 0, 59, 59, 999999, tzinfo=UTC),
+    datetime(2026, 10, 25, 1, 30, tzinfo=timezone(timedelta(hours=2))),
+    datetime(1999, 12, 31, 23, 59, 59, 500000, tzinfo=timezone(-timedelta(hours=5, minutes=30))),
 )
 
 
@@ -23,7 +30,7 @@ def djangos_loader():
     """Each test starts and ends with Django's loader on the shared test connection."""
 
     def restore():
-        if connection.vendor == "postgresql" and connection.connection is not None:
+        if ON_POSTGRESQL and connection.connection is not None:
             from django.db.backends.postgresql.psycopg_any import register_tzloader
 
             register_tzloader(connection.timezone, connection.connection)
@@ -33,78 +40,61 @@ def djangos_loader():
     restore()
 
 
-def _read_samples() -> list:
-    with connection.cursor() as cursor:
-        values = ", ".join(f"TIMESTAMPTZ '{sample}'" for sample in SAMPLES)
-        cursor.execute(f"SELECT {values}")
-        return list(cursor.fetchone())
-
-
-def _loader_name() -> str:
+def _native_installed() -> bool:
+    if not ON_POSTGRESQL:
+        return False
     from psycopg.pq import Format
 
     loader = connection.connection.adapters.get_loader(1184, Format.TEXT)
-    return loader.__name__
+    return loader.__name__ == "NativeUTCLoader"
 
 
-needs_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="Django's own timestamptz loader is PostgreSQL's"
-)
+def _read_run_ats() -> list[datetime]:
+    return list(Schedule.objects.order_by("name").values_list("run_at", flat=True))
 
 
-@needs_postgresql
-def test_the_native_loader_reads_what_djangos_loader_reads():
+def test_the_native_loader_reads_what_djangos_loader_reads(make_schedule):
+    for i, at in enumerate(SAMPLES):
+        make_schedule(name=f"s{i}", kind="once", run_at=at, interval=None)
     connection.ensure_connection()
-    before = _read_samples()
-    assert pg_timestamps.use_native_loader(connection)
-    after = _read_samples()
-    assert after == before
-    assert [value.tzinfo for value in after] == [UTC] * len(after)
-    assert [value.utcoffset() for value in after] == [timedelta(0)] * len(after)
+    before = _read_run_ats()
+    assert pg_timestamps.use_native_loader(connection) is ON_POSTGRESQL
+    after = _read_run_ats()
+    assert after == before == list(SAMPLES)
+    assert [value.tzinfo for value in after] == [UTC] * len(SAMPLES)
+    assert Schedule.objects.filter(run_at=SAMPLES[0]).exists()
 
 
-@needs_postgresql
-def test_rows_read_through_the_orm_are_the_same(make_schedule):
-    at = datetime(2026, 3, 29, 0, 59, 59, 999999, tzinfo=UTC)
-    make_schedule(kind="once", run_at=at, interval=None)
-    connection.ensure_connection()
-    assert pg_timestamps.use_native_loader(connection)
-    schedule = Schedule.objects.get()
-    assert schedule.run_at == at
-    assert schedule.run_at.tzinfo is UTC
-    assert Schedule.objects.filter(run_at=at).exists()
-
-
-@needs_postgresql
 def test_a_session_in_another_time_zone_keeps_djangos_loader():
     connection.ensure_connection()
-    with connection.cursor() as cursor:
-        cursor.execute("SET TIME ZONE 'Europe/Paris'")
+    if ON_POSTGRESQL:
+        with connection.cursor() as cursor:
+            cursor.execute("SET TIME ZONE 'Europe/Paris'")
     try:
         assert not pg_timestamps.use_native_loader(connection)
-        assert _loader_name() != "NativeUTCLoader"
+        assert not _native_installed()
     finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SET TIME ZONE 'UTC'")
+        if ON_POSTGRESQL:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TIME ZONE 'UTC'")
 
 
 @pytest.mark.django_db(transaction=True)  # a connection can be closed outside a transaction only
 def test_other_databases_and_closed_connections_are_left_as_they_are():
-    if connection.vendor != "postgresql":
+    if not ON_POSTGRESQL:
         connection.ensure_connection()
         assert not pg_timestamps.use_native_loader(connection)
     connection.close()
     assert not pg_timestamps.use_native_loader(connection)
 
 
-@needs_postgresql
 @pytest.mark.django_db(transaction=True)
 def test_the_engine_sets_up_each_new_session_once(clock):
     engine = Engine(clock=clock, inline=True)
     engine._set_up_session()
-    assert _loader_name() == "NativeUTCLoader"
+    assert _native_installed() is ON_POSTGRESQL
     first = connection.connection
     connection.close()
     engine._set_up_session()
     assert connection.connection is not first
-    assert _loader_name() == "NativeUTCLoader"
+    assert _native_installed() is ON_POSTGRESQL
