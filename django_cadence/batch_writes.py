@@ -14,7 +14,7 @@ The fences of invariant 3 are the same as everywhere: ``claim_token`` and ``stat
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,12 +23,16 @@ from django.db import connections
 
 from .models import Attempt, Schedule, Status, Trigger
 
-_TABLE = Attempt._meta.db_table
-_SCHEDULE_TABLE = Schedule._meta.db_table
 
-
-def _column(name: str, quote, model=Attempt) -> str:
-    return quote(model._meta.get_field(name).column)
+def _names(using: str, model=Attempt) -> tuple[Any, str, Callable[[str], str]]:
+    """The connection, ``model``'s table quoted for it, and its columns by field name."""
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    return (
+        connection,
+        quote(model._meta.db_table),
+        lambda name: quote(model._meta.get_field(name).column),
+    )
 
 
 def _in(column: str, values: Sequence[Any], vendor: str) -> tuple[str, list[Any]]:
@@ -51,12 +55,10 @@ def open_attempt_counts(using: str, schedule_ids: Sequence[int]) -> list[tuple[i
     """``(schedule_id, status, count)`` of the pending and running attempts of the schedules."""
     if not schedule_ids:
         return []
-    connection = connections[using]
-    quote, vendor = connection.ops.quote_name, connection.vendor
-    column = lambda name: _column(name, quote)  # noqa: E731
-    where, where_params = _in(column("schedule"), schedule_ids, vendor)
+    connection, table, column = _names(using)
+    where, where_params = _in(column("schedule"), schedule_ids, connection.vendor)
     sql = (
-        f"SELECT {column('schedule')}, {column('status')}, COUNT(*) FROM {quote(_TABLE)} "  # noqa: S608
+        f"SELECT {column('schedule')}, {column('status')}, COUNT(*) FROM {table} "  # noqa: S608
         f"WHERE {where} AND {column('status')} IN (%s, %s) "
         f"GROUP BY {column('schedule')}, {column('status')}"
     )
@@ -75,12 +77,11 @@ def advance_schedules(
     missed: int,
 ) -> None:
     """Move the schedules' slot and add to their counters (in SQL, from what was planned)."""
-    connection = connections[using]
-    quote, vendor, ops = connection.ops.quote_name, connection.vendor, connection.ops
-    column = lambda name: _column(name, quote, Schedule)  # noqa: E731
-    where, where_params = _in(column("id"), ids, vendor)
+    connection, table, column = _names(using, Schedule)
+    ops = connection.ops
+    where, where_params = _in(column("id"), ids, connection.vendor)
     sql = (
-        f"UPDATE {quote(_SCHEDULE_TABLE)} SET {column('next_run_at')} = %s, "  # noqa: S608
+        f"UPDATE {table} SET {column('next_run_at')} = %s, "  # noqa: S608
         f"{column('last_run_at')} = %s, "
         f"{column('occurrence_count')} = {column('occurrence_count')} + %s, "
         f"{column('missed_count')} = {column('missed_count')} + %s WHERE {where}"
@@ -100,13 +101,12 @@ def start_tries(
     using: str, ids: Sequence[int], *, batch: str, worker: str, now: datetime, lease_until: datetime
 ) -> int:
     """Mark the claimed attempts running for ``worker``: token ``batch + id``, one more try."""
-    connection = connections[using]
-    quote, vendor, adapt = connection.ops.quote_name, connection.vendor, connection.ops
-    column = lambda name: _column(name, quote)  # noqa: E731
+    connection, table, column = _names(using)
+    vendor, adapt = connection.vendor, connection.ops
     where, where_params = _in(column("id"), ids, vendor)
     # Model identifiers and placeholders only: nothing user-supplied is spliced in.
     sql = (
-        f"UPDATE {quote(_TABLE)} SET {column('status')} = %s, "  # noqa: S608
+        f"UPDATE {table} SET {column('status')} = %s, "  # noqa: S608
         f"{column('claim_token')} = {_token_of_id(vendor, column('id'))}, "
         f"{column('lease_until')} = %s, {column('worker')} = %s, "
         f"{column('tries')} = {column('tries')} + 1, {column('started_at')} = %s, "
@@ -136,16 +136,15 @@ def end_in_success(
 ) -> int:
     """Fenced: mark the tries holding ``tokens`` (by attempt id) succeeded, each with its own
     outcome and history; returns how many rows were still held and changed."""
-    connection = connections[using]
-    quote, vendor, adapt = connection.ops.quote_name, connection.vendor, connection.ops
-    column = lambda name: _column(name, quote)  # noqa: E731
+    connection, table, column = _names(using)
+    vendor, adapt = connection.vendor, connection.ops
     ids = list(tokens)
     outcome_sql, outcome_params = _per_row(column("id"), outcomes, vendor)
     history_sql, history_params = _per_row(column("id"), histories, vendor)
     by_id, id_params = _in(column("id"), ids, vendor)
     by_token, token_params = _in(column("claim_token"), list(tokens.values()), vendor)
     sql = (
-        f"UPDATE {quote(_TABLE)} SET {column('status')} = %s, {column('finished_at')} = %s, "  # noqa: S608
+        f"UPDATE {table} SET {column('status')} = %s, {column('finished_at')} = %s, "  # noqa: S608
         f"{column('outcome')} = {outcome_sql}, {column('lease_until')} = NULL, "
         f"{column('error')} = %s, {column('history')} = {history_sql} "
         f"WHERE {by_id} AND {by_token} AND {column('status')} = %s"
@@ -230,12 +229,10 @@ def insert_planned(using: str, rows: Sequence[PlannedRow], *, now: datetime) -> 
     """
     if not rows:
         return
-    connection = connections[using]
-    quote, vendor, ops = connection.ops.quote_name, connection.vendor, connection.ops
+    connection, table, column = _names(using)
+    vendor, ops = connection.vendor, connection.ops
     fields = [Attempt._meta.get_field(name) for name in _PLANNED_COLUMNS]
-    columns = [quote(f.column) for f in fields] + [
-        quote(Attempt._meta.get_field(name).column) for name in _NEW_ATTEMPT_DEFAULTS
-    ]
+    columns = [column(name) for name in (*_PLANNED_COLUMNS, *_NEW_ATTEMPT_DEFAULTS)]
     json_param = "CAST(%s AS jsonb)" if vendor == "postgresql" else "%s"
     row_sql = "({})".format(
         ", ".join(
@@ -260,7 +257,7 @@ def insert_planned(using: str, rows: Sequence[PlannedRow], *, now: datetime) -> 
         for row in rows
     ]
     if vendor == "postgresql":
-        _insert_planned_as_arrays(connection, fields, columns, values)
+        _insert_planned_as_arrays(connection, table, fields, columns, values)
         return
     insert = "INSERT IGNORE" if vendor == "mysql" else "INSERT OR IGNORE"
     limit = connection.features.max_query_params or 65535
@@ -269,13 +266,15 @@ def insert_planned(using: str, rows: Sequence[PlannedRow], *, now: datetime) -> 
         for start in range(0, len(values), per_statement):
             chunk = values[start : start + per_statement]
             sql = (
-                f"{insert} INTO {quote(_TABLE)} ({', '.join(columns)}) "
+                f"{insert} INTO {table} ({', '.join(columns)}) "
                 f"VALUES {', '.join([row_sql] * len(chunk))}"
             )
             cursor.execute(sql, [value for row in chunk for value in row])
 
 
-def _insert_planned_as_arrays(connection, fields, columns: list[str], values: list[tuple]) -> None:
+def _insert_planned_as_arrays(
+    connection, table: str, fields, columns: list[str], values: list[tuple]
+) -> None:
     """PostgreSQL: one array per column, unnested into rows, in a statement whose text is the
     same for every batch. A ``VALUES`` list with a placeholder per value is new text for
     every batch size, and the driver splits and quotes thousands of placeholders each time."""
@@ -288,7 +287,7 @@ def _insert_planned_as_arrays(connection, fields, columns: list[str], values: li
         for name, f in zip(names, fields, strict=True)
     ]
     sql = (
-        f"INSERT INTO {connection.ops.quote_name(_TABLE)} ({', '.join(columns)}) "  # noqa: S608
+        f"INSERT INTO {table} ({', '.join(columns)}) "  # noqa: S608
         f"SELECT {', '.join(selected + list(_NEW_ATTEMPT_DEFAULTS.values()))} "
         f"FROM unnest({', '.join(arrays)}) AS planned({', '.join(names)}) "
         "ON CONFLICT DO NOTHING"
