@@ -61,6 +61,40 @@ def test_planned_rows_read_back_as_the_orm_writes_them(schedule_at, clock):
     assert {a.created_at for a in Attempt.objects.filter(schedule=ours)} == {clock.now()}
 
 
+def test_a_burst_of_pending_rows_reads_back_as_the_orm_writes_it(schedule_at, clock):
+    # Status, trigger, error and outcome are the same in every row of a burst, and each
+    # schedule's rows share an instant: the statement sends those as one value, not arrays.
+    ours = [schedule_at() for _ in range(3)]
+    theirs = [schedule_at() for _ in range(3)]
+
+    def burst(schedules):
+        at = clock.now() + SECOND
+        return [Attempt(schedule=s, occurrence_at=at, retry_at=at) for s in schedules]
+
+    batch_writes.insert_planned(connection.alias, burst(ours), now=clock.now())
+    Attempt.objects.bulk_create(burst(theirs))
+    for mine, orm in zip(ours, theirs, strict=True):
+        assert stored(mine) == stored(orm)
+        assert len(stored(mine)) == 1
+
+
+def test_a_single_planned_row_reads_back_as_the_orm_writes_it(schedule_at, clock):
+    ours, theirs = schedule_at(), schedule_at()
+    batch_writes.insert_planned(
+        connection.alias, planned_rows(ours, clock, start=2, count=1), now=clock.now()
+    )
+    Attempt.objects.bulk_create(planned_rows(theirs, clock, start=2, count=1))
+    assert stored(ours) == stored(theirs)
+    assert stored(ours)[0]["outcome"]["last"] == "é\n"
+
+
+def test_an_array_literal_holds_integers_instants_and_nulls(clock):
+    at = clock.now()
+    text = batch_writes._array_literal([7, None, at])
+    assert text == "{7,NULL," + at.isoformat() + "}"
+    assert not set(at.isoformat()) & set('{}",\\ ')  # nothing the literal must escape
+
+
 def test_a_planned_row_that_exists_already_is_a_quiet_no_op(schedule_at, clock):
     schedule = schedule_at()
     batch_writes.insert_planned(connection.alias, planned_rows(schedule, clock), now=clock.now())
