@@ -1,5 +1,5 @@
-"""Claiming ahead: a worker whose tries are short holds ``CLAIM_AHEAD_ROUNDS`` tries per
-thread, and hands back any that wait too long for one."""
+"""Claiming ahead: a worker whose tries are short holds several tries per thread (more the
+shorter they are), and hands back any that wait too long for one."""
 
 import threading
 import time
@@ -65,21 +65,31 @@ def statuses(schedules):
 def test_short_tries_let_a_worker_claim_ahead_of_its_threads(
     schedule_at, clock, threaded_engine, gate
 ):
-    assert engine_module.CLAIM_AHEAD_ROUNDS == 4
     engine = warmed_up(threaded_engine(concurrency=1), schedule_at, clock)
-    schedules = gated_schedules(engine, schedule_at, 5)
+    most = engine_module.CLAIM_AHEAD_MAX_ROUNDS  # the warm-up try took far under 10 ms
+    schedules = gated_schedules(engine, schedule_at, most + 1)
     clock.advance(MINUTE)
     engine.tick()
-    assert engine.in_flight == 4  # one thread, three tries waiting for it
-    assert len(engine._queued) == 3
-    assert statuses(schedules) == ["pending"] + ["running"] * 4
+    assert engine.in_flight == most  # one thread, the others waiting for it
+    assert len(engine._queued) == most - 1
+    assert statuses(schedules) == ["pending"] + ["running"] * most
     gate.set()
     wait_for_threads(engine)
-    engine.tick()  # records what finished and claims the fifth
+    engine.tick()  # records what finished and claims the last one
     wait_for_threads(engine)
     engine.tick()
-    assert statuses(schedules) == ["succeeded"] * 5
-    assert sorted(jobs.CALLS) == [f"g{i}" for i in range(5)]
+    assert statuses(schedules) == ["succeeded"] * (most + 1)
+    assert sorted(jobs.CALLS) == sorted(f"g{i}" for i in range(most + 1))
+
+
+@pytest.mark.parametrize(
+    ("average", "rounds"),
+    [(None, 1), (0.0, 16), (0.009, 16), (0.03, 6), (0.049, 4), (0.05, 1), (2.0, 1)],
+)
+def test_the_shorter_the_tries_the_more_rounds_a_worker_holds(threaded_engine, average, rounds):
+    engine = threaded_engine(concurrency=3)
+    engine._runtime_avg = average
+    assert engine._capacity() == 3 * rounds
 
 
 def test_a_worker_that_has_not_seen_short_tries_claims_only_its_threads(
