@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 DATABASES ?= sqlite postgresql mysql
 PYTEST_ARGS ?=
 
-.PHONY: run test lint migrations-check test-sqlite test-postgresql test-mysql test-django6 demo clean
+.PHONY: run test lint migrations-check test-sqlite test-postgresql test-mysql test-django6 demo docs clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required") if sys.version_info < (3, 11) else None'
@@ -42,6 +42,16 @@ test-django6:
 	.venv-django6/bin/python -m pip install --quiet -e ".[test]" "Django>=6,<7"
 	CADENCE_TEST_DB=sqlite .venv-django6/bin/python -m pytest $(PYTEST_ARGS)
 
+# The documentation site (Sphinx, MyST Markdown, furo); warnings are errors.
+DOCS_STAMP := $(VENV)/.installed-docs
+
+$(DOCS_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --editable ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+
 demo: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py cadence_demo
@@ -50,4 +60,4 @@ run: demo
 	$(PY) manage.py run_cadence
 
 clean:
-	rm -rf $(VENV) .venv-django6 *.egg-info .pytest_cache .ruff_cache example_project/db.sqlite3
+	rm -rf $(VENV) .venv-django6 *.egg-info .pytest_cache .ruff_cache example_project/db.sqlite3 docs/_build
