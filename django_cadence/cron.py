@@ -7,7 +7,8 @@ ever sees a canonical, numeric expression. And the mapping from wall time to UTC
 because croniter fires fixed-time schedules twice in a fold and mis-handles some gaps.
 
 Occurrences are a fixed set of UTC instants: matching wall times are generated day by day
-from the expanded sets, then resolved on naive wall time with ``zoneinfo`` (DESIGN.md "Time"):
+from the expanded sets, then resolved on naive wall time with ``zoneinfo`` (docs/design.md,
+"DST rules for cron"):
 
 * wildcard expressions follow real time: gap slots never happen, fold slots fire twice;
 * fixed-time expressions fire a gap slot once, at the transition instant, and a fold slot

@@ -2,7 +2,7 @@
 
 A spec's occurrences are a fixed set of UTC instants; every function here takes the instant
 to ask from (``after``) as an argument, so the planner, the admin preview and the tests all
-see the same answer (DESIGN.md "Time" and "Specs and bounds"). Cron expressions and their
+see the same answer (docs/design.md "Time" and "Specs and bounds"). Cron expressions and their
 DST rules live in :mod:`django_cadence.cron`; this module adds intervals, one-shots, the
 bounds every kind shares, and jitter.
 """

@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 # Just enough of a project for autodoc to import the models, services, signals and jobs.
 if not settings.configured:
     settings.configure(
-        SECRET_KEY="django-cadence-docs",
+        SECRET_KEY="django-cadence-docs",  # noqa: S106 - never serves a request
         USE_TZ=True,
         TIME_ZONE="UTC",
         INSTALLED_APPS=[

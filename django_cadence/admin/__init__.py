@@ -1,4 +1,4 @@
-"""The admin: schedules, attempts, dead letters and retries (see DESIGN.md, "The admin").
+"""The admin: schedules, attempts, dead letters and retries (see docs/admin-tour.md).
 
 Importing the package registers every ModelAdmin with the default admin site.
 """

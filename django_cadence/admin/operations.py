@@ -35,9 +35,10 @@ def has_perm(request: HttpRequest, codename: str) -> bool:
 def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:
     """Delete dead letters, each recorded first in the admin history with its error.
 
-    DESIGN.md's state machine has no way out of ``dead_letter`` but "retry"; an operator who
-    decides a dead letter should never run removes it, and the ``LogEntry`` (schedule,
-    occurrence, the scrubbed error) is what remains of it. Rows retried meanwhile are kept.
+    The state machine of docs/design.md has no way out of ``dead_letter`` but "retry"; an
+    operator who decides a dead letter should never run removes it, and the ``LogEntry``
+    (schedule, occurrence, the scrubbed error) is what remains of it. Rows retried meanwhile
+    are kept.
     """
     with transaction.atomic():
         rows = list(

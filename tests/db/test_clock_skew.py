@@ -9,7 +9,7 @@ planned before it is due, no try starts before its occurrence. Were the local cl
 the engine 5 minutes ahead would plan some 300 occurrences of each 1-second schedule early.
 
 On SQLite there is one engine per database file, on the database's host: its local clock is
-the engine clock (the single-host assumption, stated in DESIGN.md "Time"). The test pins
+the engine clock (the single-host assumption, stated in docs/design.md "Time"). The test pins
 that and that one engine, however its clock reads, records each occurrence once.
 """
 

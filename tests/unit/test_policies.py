@@ -1,4 +1,4 @@
-"""The pure misfire, overlap, retry, recovery and auto-pause decisions (DESIGN.md, "Policies").
+"""The pure misfire, overlap, retry, recovery and auto-pause decisions (docs/design.md, "Policies").
 
 Every expectation below is written out from the rules, not recomputed with the code under test.
 """

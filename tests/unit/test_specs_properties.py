@@ -1,7 +1,7 @@
 """Properties of spec occurrences, checked against a brute-force oracle written from the rules.
 
 The oracle below shares no code with django_cadence.cron: it expands fields with plain range
-arithmetic and walks real time minute by minute, applying DESIGN.md's DST rules directly.
+arithmetic and walks real time minute by minute, applying the DST rules of docs/design.md directly.
 """
 
 from __future__ import annotations
