@@ -47,7 +47,7 @@ myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
-autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_default_options = {"show-inheritance": False}
 
 nitpicky = False
 
