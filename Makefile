@@ -6,17 +6,28 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 DATABASES ?= sqlite postgresql mysql
 PYTEST_ARGS ?=
 
-.PHONY: run test lint migrations-check test-sqlite test-postgresql test-mysql test-django6 demo docs clean
+.PHONY: system run test lint migrations-check test-sqlite test-postgresql test-mysql test-django6 demo docs clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required") if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
+# make run: the package alone (pure Python, nothing to compile); the example project needs no more.
+$(RUN_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --editable .
+	touch $(RUN_STAMP)
+
+# make test: the system packages and database servers first (scripts/test-machine.sh), then the
+# test extra, whose mysqlclient compiles against the MariaDB client headers.
+system:
+	bash scripts/test-machine.sh
+
+$(STAMP): pyproject.toml | system $(PY)
 	$(PY) -m pip install --quiet --editable ".[test]"
 	$(PY) -c 'import django_cadence, croniter, MySQLdb, psycopg'
 	touch $(STAMP)
@@ -32,7 +43,7 @@ migrations-check: $(STAMP)
 test-sqlite test-postgresql test-mysql: test-%: $(STAMP)
 	CADENCE_TEST_DB=$* $(PY) -m pytest $(PYTEST_ARGS)
 
-test: lint migrations-check $(addprefix test-,$(DATABASES))
+test: system lint migrations-check $(addprefix test-,$(DATABASES))
 
 # The SQLite suite once more under the newest Django 6 (needs Python 3.12+: PYTHON312=...).
 PYTHON312 ?= python3.12
@@ -52,7 +63,7 @@ $(DOCS_STAMP): pyproject.toml | $(PY)
 docs: $(DOCS_STAMP)
 	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
-demo: $(STAMP)
+demo: $(RUN_STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py cadence_demo
 
