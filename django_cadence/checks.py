@@ -2,12 +2,14 @@
 
 - ``django_cadence.E001``: ``USE_TZ`` is False.
 - ``django_cadence.E002``: a ``CADENCE_*`` setting is malformed.
+- ``django_cadence.E003``: ``dalf``, which the admin's list filters use, is not installed.
 - ``django_cadence.W001``: a SQLite database without IMMEDIATE transactions.
 - ``django_cadence.W002``: a ``CADENCE_EXECUTORS`` pattern that can never match.
 """
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.conf import settings
 from django.core import checks
 
@@ -24,6 +26,20 @@ def check_use_tz(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
             "django-cadence stores every instant in UTC and needs USE_TZ = True.",
             hint="Set USE_TZ = True in your settings.",
             id="django_cadence.E001",
+        )
+    ]
+
+
+@checks.register(checks.Tags.compatibility)
+def check_dalf_installed(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    if apps.is_installed("dalf"):
+        return []
+    return [
+        checks.Error(
+            'The Cadence admin\'s list filters come from the "dalf" app, which is not in '
+            "INSTALLED_APPS; without it the attempts pages fail with TemplateDoesNotExist.",
+            hint='Add "dalf" to INSTALLED_APPS (it is installed with django-cadence-scheduler).',
+            id="django_cadence.E003",
         )
     ]
 

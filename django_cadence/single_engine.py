@@ -18,6 +18,9 @@ class EngineAlreadyRunning(CadenceError, RuntimeError):
     """Another engine already runs on this SQLite database."""
 
 
+LOCK_SUFFIX = ".cadence.lock"
+
+
 class SingleEngineLock:
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -31,7 +34,7 @@ class SingleEngineLock:
         name = str(connection.settings_dict.get("NAME") or "")
         if not name or name == ":memory:" or name.startswith("file:"):
             return cls(None)
-        return cls(Path(name).resolve().with_name(Path(name).name + ".cadence.lock"))
+        return cls(Path(name).resolve().with_name(Path(name).name + LOCK_SUFFIX))
 
     def acquire(self) -> None:
         if self.path is None:
@@ -44,12 +47,19 @@ class SingleEngineLock:
             os.close(fd)
             raise EngineAlreadyRunning(
                 f"Another run_cadence engine ({holder}) already runs on the SQLite database "
-                f"{self.path.with_suffix('')}. SQLite supports one engine per database file; "
+                f"{self.database}. SQLite supports one engine per database file; "
                 "stop the other one, or use PostgreSQL or MariaDB to run several."
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
         self._fd = fd
+
+    @property
+    def database(self) -> Path | None:
+        """The SQLite database file this lock guards."""
+        if self.path is None:
+            return None
+        return self.path.with_name(self.path.name.removesuffix(LOCK_SUFFIX))
 
     def release(self) -> None:
         if self._fd is not None:

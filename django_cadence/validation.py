@@ -53,16 +53,24 @@ def _is_empty(value: object) -> bool:
     return value is None or value == ""
 
 
+KIND_NAMES = {
+    "cron": "A cron schedule",
+    "interval": "An interval schedule",
+    "once": "A once schedule",
+}
+
+
 def _check_kind_fields(schedule: Schedule, add) -> None:
     used = KIND_FIELDS.get(schedule.kind)
     if used is None:
         return  # the field's own choices validation reports an unknown kind
+    subject = KIND_NAMES[schedule.kind]
     for field in SPEC_FIELDS:
         value = getattr(schedule, field)
         if field in used and _is_empty(value):
-            add(field, f"A {schedule.kind} schedule needs {field}.")
+            add(field, f"{subject} needs a value for {field}.")
         elif field not in used and not _is_empty(value):
-            add(field, f"A {schedule.kind} schedule must leave {field} empty.")
+            add(field, f"{subject} must leave {field} empty.")
 
 
 def _check_cron(schedule: Schedule, add) -> None:

@@ -135,7 +135,7 @@ def test_admin_preview_once(admin_client):
     [
         ({"kind": "cron", "cron": "61 * * * *"}, "cron", "out of range"),
         ({"kind": "cron", "cron": "0 0 30 2 *"}, "cron", "never"),
-        ({"kind": "cron", "cron": ""}, "cron", "needs cron"),
+        ({"kind": "cron", "cron": ""}, "cron", "needs a value for cron"),
         ({"kind": "cron", "cron": "@daily", "timezone": "Nowhere/Land"}, "timezone", "Unknown"),
         ({"kind": "interval", "interval": "soon"}, "interval", "Enter a valid duration"),
         ({"kind": "interval", "interval": "00:00:00.1"}, "interval", "at least"),

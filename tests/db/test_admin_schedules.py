@@ -247,7 +247,7 @@ def test_admin_schedule_add_with_a_registered_executor(admin_client):
         ({"cron": "61 * * * *"}, "cron", "out of range"),
         ({"timezone": "Mars/Olympus"}, "timezone", "Unknown time zone"),
         ({"kind": "interval", "cron": "", "interval": "0:00:00.5"}, "interval", "at least"),
-        ({"kind": "once", "cron": ""}, "run_at", "needs run_at"),
+        ({"kind": "once", "cron": ""}, "run_at", "needs a value for run_at"),
     ],
     ids=[
         "payload-list",

@@ -3,6 +3,7 @@ from django.core import checks
 from django.test import override_settings
 
 from django_cadence.checks import (
+    check_dalf_installed,
     check_executor_patterns,
     check_settings,
     check_use_tz,
@@ -23,6 +24,20 @@ def test_checks_use_tz_false_is_an_error():
 
 def test_checks_use_tz_true_passes():
     assert check_use_tz() == []
+
+
+def test_checks_dalf_missing_is_an_error_that_names_it():
+    apps_without_dalf = ["django.contrib.contenttypes", "django.contrib.auth", "django_cadence"]
+    with override_settings(INSTALLED_APPS=apps_without_dalf):
+        messages = check_dalf_installed()
+    assert ids(messages) == ["django_cadence.E003"]
+    assert messages[0].level == checks.ERROR
+    assert '"dalf"' in messages[0].msg
+    assert 'Add "dalf" to INSTALLED_APPS' in messages[0].hint
+
+
+def test_checks_dalf_installed_passes():
+    assert check_dalf_installed() == []
 
 
 def test_checks_malformed_setting_names_it():

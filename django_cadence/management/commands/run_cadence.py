@@ -15,6 +15,8 @@ import sys
 import threading
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError, connection
+from django.db.migrations.executor import MigrationExecutor
 
 from django_cadence import metrics
 from django_cadence.conf import cadence_settings
@@ -71,6 +73,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        _refuse_unmigrated_database()
         _ensure_log_output()
         engine = Engine(
             worker_id=options["worker_id"],
@@ -84,6 +87,24 @@ class Command(BaseCommand):
             engine.run(stop, once=options["once"])
         except EngineAlreadyRunning as exc:
             raise CommandError(str(exc)) from None
+
+
+def _refuse_unmigrated_database() -> None:
+    """Stop at once, in one line, when the app's tables are not there yet.
+
+    A database that cannot be reached is left to the engine, which waits for it to return.
+    """
+    try:
+        executor = MigrationExecutor(connection)
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except DatabaseError:
+        return
+    missing = [migration.name for migration, _ in plan if migration.app_label == "django_cadence"]
+    if missing:
+        raise CommandError(
+            f"The database lacks django_cadence's tables ({len(missing)} migration(s) not "
+            "applied): run `python manage.py migrate` first."
+        )
 
 
 def _install_signal_handlers(stop: threading.Event) -> None:
