@@ -15,11 +15,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
-from django.utils.dateparse import parse_datetime, parse_duration
+from django.utils.dateparse import parse_datetime
 
 from . import executors
 from .conf import cadence_settings
 from .exceptions import CadenceError
+from .validation import to_duration
 
 if TYPE_CHECKING:
     from .models import Schedule
@@ -169,14 +170,11 @@ def _infer_kind(fields: dict[str, Any], add) -> None:
 
 
 def _duration(field: str, value: Any, add) -> timedelta | None:
-    if value is None or isinstance(value, timedelta):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return timedelta(seconds=value)
-    parsed = parse_duration(value) if isinstance(value, str) else None
-    if parsed is None:
-        add(field, f"must be a timedelta, seconds or a duration such as '00:05:00', not {value!r}.")
-    return parsed
+    try:
+        return to_duration(value)
+    except ValueError as exc:
+        add(field, str(exc))
+        return None
 
 
 def _instant(field: str, value: Any, add) -> datetime | None:

@@ -17,7 +17,7 @@ from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
 from . import specs
-from .validation import clean_schedule
+from .validation import check_unique_name, clean_schedule
 
 
 def default_timezone() -> str:
@@ -255,6 +255,8 @@ class Schedule(models.Model):
         ``ValidationError`` as ``full_clean()``, so nothing invalid reaches the table.
         """
         clean_schedule(self)
+        if kwargs.get("update_fields") is None or "name" in kwargs["update_fields"]:
+            check_unique_name(self)
         if self.kind not in Kind.values:  # full_clean() reports it through the field's choices
             raise ValidationError({"kind": [f"Unknown schedule kind {self.kind!r}."]})
         if self.created_at is None:

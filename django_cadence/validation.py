@@ -8,9 +8,10 @@ check that the payload fits its signature.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
+from django.utils.dateparse import parse_duration
 
 from . import executors, payloads, specs
 from .conf import cadence_settings
@@ -32,13 +33,20 @@ SPEC_FIELDS = ("cron", "interval", "run_at")
 MAX_DURATION = timedelta(days=365_250)
 
 
-def clean_schedule(schedule: Schedule) -> None:
-    """Raise one ``ValidationError`` carrying a message for every invalid field."""
+def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
+    """Raise one ``ValidationError`` carrying a message for every invalid field.
+
+    The admin's preview checks the spec of a schedule that may have no name yet.
+    """
     errors: dict[str, list[str]] = {}
 
     def add(field: str, message: str) -> None:
         errors.setdefault(field, []).append(message)
 
+    _coerce_durations(schedule, add)
+    if check_name:
+        _check_name(schedule, add)
+    _check_choices(schedule, add)
     _check_kind_fields(schedule, add)
     _check_cron(schedule, add)
     _check_timezone(schedule, add)
@@ -71,6 +79,62 @@ def _check_kind_fields(schedule: Schedule, add) -> None:
             add(field, f"{subject} needs a value for {field}.")
         elif field not in used and not _is_empty(value):
             add(field, f"{subject} must leave {field} empty.")
+
+
+DURATION_FIELDS = ("interval", "misfire_grace", "retry_base", "retry_cap", "max_runtime", "jitter")
+CHOICE_FIELDS = ("kind", "overlap", "misfire")
+
+
+def to_duration(value: Any) -> timedelta | None:
+    """A ``timedelta``, a number of seconds or a string such as ``"00:05:00"`` as a ``timedelta``.
+
+    Raises ``ValueError`` for anything else; the settings, the model and the admin share it.
+    """
+    if value is None or isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return timedelta(seconds=value)
+    parsed = parse_duration(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise ValueError(
+            f"must be a timedelta, a number of seconds or a duration such as '00:05:00', "
+            f"not {value!r}."
+        )
+    return parsed
+
+
+def _coerce_durations(schedule: Schedule, add) -> None:
+    for field in DURATION_FIELDS:
+        value = getattr(schedule, field)
+        try:
+            setattr(schedule, field, to_duration(value))
+        except (ValueError, OverflowError) as exc:
+            setattr(schedule, field, None)
+            add(field, f"{field} {exc}")
+
+
+def _check_name(schedule: Schedule, add) -> None:
+    name = schedule.name
+    if not isinstance(name, str) or not name.strip():
+        add("name", "A schedule needs a name that is not blank.")
+
+
+def check_unique_name(schedule: Schedule) -> None:
+    """Refuse a name another schedule has, as a ``ValidationError`` rather than an
+    ``IntegrityError`` from the database."""
+    others = type(schedule)._default_manager.filter(name=schedule.name).exclude(pk=schedule.pk)
+    if others.exists():
+        raise ValidationError(
+            {"name": [f"A schedule named {schedule.name!r} already exists; names are unique."]}
+        )
+
+
+def _check_choices(schedule: Schedule, add) -> None:
+    for field in CHOICE_FIELDS:
+        value = getattr(schedule, field)
+        valid = [choice for choice, _ in schedule._meta.get_field(field).choices]
+        if value not in valid:
+            add(field, f"Unknown {field} {value!r}: choose one of {', '.join(valid)}.")
 
 
 def _check_cron(schedule: Schedule, add) -> None:

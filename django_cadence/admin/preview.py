@@ -108,7 +108,7 @@ def preview(model_admin: ModelAdmin, request: HttpRequest) -> JsonResponse:
         for name in PREVIEW_FIELDS:
             setattr(candidate, name, form.cleaned_data[name])
         candidate.executor, candidate.payload = "", {}  # the spec only: import and run nothing
-        clean_schedule(candidate)
+        clean_schedule(candidate, check_name=False)
     except ValidationError as exc:
         errors = {field: [str(m) for m in messages] for field, messages in exc.message_dict.items()}
         return JsonResponse({"occurrences": [], "errors": errors, "description": ""})

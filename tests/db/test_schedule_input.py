@@ -1,0 +1,80 @@
+"""Whatever is given to a schedule, a mistake is a ValidationError naming the field.
+
+Durations take a ``timedelta``, a number of seconds or a string such as ``"00:05:00"``, as
+``CADENCE_SCHEDULES`` does; nothing is written when a field is wrong.
+"""
+
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from django_cadence.models import Schedule
+
+
+def create(**fields):
+    values = {"name": "poll", "kind": "interval", "interval": 30, "executor": "tests.jobs.noop"}
+    values.update(fields)
+    return Schedule.objects.create(**values)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (30, timedelta(seconds=30)),
+        (1.5 * 60, timedelta(seconds=90)),
+        ("00:05:00", timedelta(minutes=5)),
+    ],
+)
+def test_an_interval_takes_seconds_or_a_duration_string(db, given, expected):
+    assert create(interval=given).interval == expected
+
+
+def test_every_duration_field_takes_seconds(db):
+    schedule = create(jitter=5, retry_base=10, retry_cap=600, max_runtime=60, misfire_grace=30)
+    schedule.refresh_from_db()
+    assert schedule.jitter == timedelta(seconds=5)
+    assert schedule.retry_cap == timedelta(minutes=10)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("interval", [30], "number of seconds"),
+        ("interval", "soon", "number of seconds"),
+        ("jitter", object(), "number of seconds"),
+        ("max_runtime", "ten", "number of seconds"),
+        ("kind", "weekly", "choose one of cron, interval, once"),
+        ("overlap", "sometimes", "choose one of allow, skip_if_running"),
+        ("misfire", "never", "choose one of skip, fire_once, fire_all"),
+        ("name", "", "not blank"),
+        ("name", "   ", "not blank"),
+    ],
+)
+def test_a_wrong_value_is_a_validation_error_naming_the_field_and_nothing_is_written(
+    db, field, value, words
+):
+    with pytest.raises(ValidationError) as refused:
+        create(**{field: value})
+
+    assert field in refused.value.message_dict
+    assert any(words in message for message in refused.value.message_dict[field])
+    assert not Schedule.objects.exists()
+
+
+def test_a_duplicate_name_is_a_validation_error_on_name(db):
+    create()
+    with pytest.raises(ValidationError) as refused:
+        create()
+
+    assert "already exists" in refused.value.message_dict["name"][0]
+    assert Schedule.objects.count() == 1
+
+
+def test_an_interval_schedule_without_an_interval_says_so_in_english(db):
+    with pytest.raises(ValidationError) as refused:
+        create(interval=None)
+
+    assert refused.value.message_dict["interval"] == [
+        "An interval schedule needs a value for interval."
+    ]
