@@ -44,6 +44,7 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
         errors.setdefault(field, []).append(message)
 
     _coerce_durations(schedule, add)
+    _coerce_field_types(schedule, add)
     if check_name:
         _check_name(schedule, add)
     _check_choices(schedule, add)
@@ -111,6 +112,38 @@ def _coerce_durations(schedule: Schedule, add) -> None:
         except (ValueError, OverflowError) as exc:
             setattr(schedule, field, None)
             add(field, f"{field} {exc}")
+
+
+def _coerce_field_types(schedule: Schedule, add) -> None:
+    """Give every other editable field its Python type (``"5"`` -> 5, an ISO string -> a
+    datetime), turning a value of the wrong type into a message on that field."""
+    for field in schedule._meta.concrete_fields:
+        name = field.attname
+        value = getattr(schedule, name)
+        if name in DURATION_FIELDS or not field.editable or field.primary_key:
+            continue
+        if value is None:
+            if not field.null and field.get_internal_type() == "CharField":
+                add(name, f"{name} is required.")
+            continue
+        if field.get_internal_type() == "JSONField":
+            continue  # the payload's own check names what is wrong with it
+        try:
+            setattr(schedule, name, field.to_python(value))
+        except (ValidationError, TypeError, ValueError):
+            setattr(schedule, name, None if field.null else field.get_default())
+            add(name, f"{name} cannot be {value!r}: {_expected(field)}.")
+
+
+def _expected(field: Any) -> str:
+    kind = field.get_internal_type()
+    if kind in ("IntegerField", "PositiveIntegerField", "BigIntegerField", "SmallIntegerField"):
+        return "it takes a whole number"
+    if kind == "DateTimeField":
+        return "it takes an aware datetime or an ISO 8601 string with a time zone"
+    if kind == "BooleanField":
+        return "it takes True or False"
+    return "it takes text"
 
 
 def _check_name(schedule: Schedule, add) -> None:
@@ -181,8 +214,10 @@ def _check_bounds(schedule: Schedule, add) -> None:
         value = getattr(schedule, field)
         if value is not None and value > MAX_DURATION:
             add(field, f"{field} must be at most {MAX_DURATION.days} days.")
-    if schedule.max_attempts is not None and schedule.max_attempts < 1:
-        add("max_attempts", "max_attempts must be at least 1.")
+    for field in ("max_attempts", "max_occurrences", "pause_after_failures"):
+        value = getattr(schedule, field)
+        if value is not None and value < 1:
+            add(field, f"{field} must be at least 1.")
 
 
 def _check_executor_and_payload(schedule: Schedule, add) -> None:
