@@ -48,7 +48,7 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
     if check_name:
         _check_name(schedule, add)
     _check_choices(schedule, add)
-    _check_kind_fields(schedule, add)
+    _check_kind_fields(schedule, add, already_wrong=set(errors))
     _check_cron(schedule, add)
     _check_timezone(schedule, add)
     _check_interval(schedule, add)
@@ -69,13 +69,15 @@ KIND_NAMES = {
 }
 
 
-def _check_kind_fields(schedule: Schedule, add) -> None:
+def _check_kind_fields(schedule: Schedule, add, already_wrong: set[str]) -> None:
     used = KIND_FIELDS.get(schedule.kind)
     if used is None:
         return  # the field's own choices validation reports an unknown kind
     subject = KIND_NAMES[schedule.kind]
     for field in SPEC_FIELDS:
         value = getattr(schedule, field)
+        if field in already_wrong:
+            continue
         if field in used and _is_empty(value):
             add(field, f"{subject} needs a value for {field}.")
         elif field not in used and not _is_empty(value):

@@ -65,6 +65,7 @@ def test_a_wrong_value_is_a_validation_error_naming_the_field_and_nothing_is_wri
         create(**{field: value})
 
     assert field in refused.value.message_dict
+    assert len(refused.value.message_dict[field]) == 1  # one reason, not its echoes
     assert any(words in message for message in refused.value.message_dict[field])
     assert not Schedule.objects.exists()
 
