@@ -22,15 +22,13 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
 
-from . import next_event, pg_timestamps, planner, reconcile, recovery, runner, workers
+from . import next_event, pg_timestamps, planner, reconcile, recovery, runner, status, workers
 from .clock import Clock, DatabaseClock, default_clock
 from .conf import cadence_settings
 from .execution import TryResult, run_try
-from .models import Schedule
 from .payloads import escape_control
 from .pool import TryPool
 from .single_engine import SingleEngineLock
-from .timefmt import format_utc
 from .wakeup import Listener
 
 logger = logging.getLogger(__name__)
@@ -380,7 +378,7 @@ class Engine:
         self._log_clock_skew()
         reconcile.reconcile_on_start(self.clock, holder=self.worker_id, using=self.using)
         with contextlib.suppress(DatabaseError):
-            logger.info(schedules_summary())
+            logger.info(status.schedules_summary())
         self._registered = False
         with contextlib.suppress(DatabaseError):
             workers.register(self.worker_id, self.clock.now(), concurrency=self.concurrency)
@@ -530,11 +528,3 @@ class Engine:
             except DatabaseError as exc:
                 logger.error("could not release attempts (%s); their leases will expire", exc)
             self._in_flight.clear()
-
-
-def schedules_summary() -> str:
-    """One line for the start of the log: how many schedules may fire, and when the next does."""
-    count = Schedule.objects.enabled().count()
-    next_due = next_event.next_due()
-    when = f"the next is due at {format_utc(next_due)}" if next_due else "none is due"
-    return f"{count} schedule(s) enabled; {when}"

@@ -11,13 +11,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
 from . import specs
-from .validation import check_unique_name, clean_schedule
+from .validation import clean_schedule
 
 
 def default_timezone() -> str:
@@ -256,9 +255,8 @@ class Schedule(models.Model):
         """
         clean_schedule(self)
         if kwargs.get("update_fields") is None or "name" in kwargs["update_fields"]:
-            check_unique_name(self)
-        if self.kind not in Kind.values:  # full_clean() reports it through the field's choices
-            raise ValidationError({"kind": [f"Unknown schedule kind {self.kind!r}."]})
+            # A taken name: the admin form's message, not an IntegrityError.
+            self.validate_unique(exclude=[f.name for f in self._meta.fields if f.name != "name"])
         if self.created_at is None:
             self.created_at = django_timezone.now()
         if self.enabled and (

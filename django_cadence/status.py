@@ -13,9 +13,11 @@ from typing import Any
 
 from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
+from . import next_event
 from .conf import cadence_settings
 from .models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker
 from .payloads import escape_control, redact_text
+from .timefmt import format_utc
 
 FAILING_WINDOW = timedelta(hours=24)
 ERROR_CHARS = 200
@@ -73,6 +75,14 @@ class StatusReport:
 
     def as_json(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
+
+
+def schedules_summary() -> str:
+    """One line for the start of the log: how many schedules may fire, and when the next does."""
+    count = Schedule.objects.enabled().count()
+    next_due = next_event.next_due()
+    when = f"the next is due at {format_utc(next_due)}" if next_due else "none is due"
+    return f"{count} schedule(s) enabled; {when}"
 
 
 def collect(now: datetime) -> StatusReport:

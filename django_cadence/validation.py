@@ -84,10 +84,6 @@ def _check_kind_fields(schedule: Schedule, add, already_wrong: set[str]) -> None
             add(field, f"{subject} must leave {field} empty.")
 
 
-DURATION_FIELDS = ("interval", "misfire_grace", "retry_base", "retry_cap", "max_runtime", "jitter")
-CHOICE_FIELDS = ("kind", "overlap", "misfire")
-
-
 def to_duration(value: Any) -> timedelta | None:
     """A ``timedelta``, a number of seconds or a string such as ``"00:05:00"`` as a ``timedelta``.
 
@@ -106,14 +102,18 @@ def to_duration(value: Any) -> timedelta | None:
     return parsed
 
 
+def _is_duration(field: Any) -> bool:
+    return field.get_internal_type() == "DurationField"
+
+
 def _coerce_durations(schedule: Schedule, add) -> None:
-    for field in DURATION_FIELDS:
-        value = getattr(schedule, field)
+    for field in filter(_is_duration, schedule._meta.concrete_fields):
+        value = getattr(schedule, field.name)
         try:
-            setattr(schedule, field, to_duration(value))
+            setattr(schedule, field.name, to_duration(value))
         except (ValueError, OverflowError) as exc:
-            setattr(schedule, field, None)
-            add(field, f"{field} {exc}")
+            setattr(schedule, field.name, None)
+            add(field.name, f"{field.name} {exc}")
 
 
 def _coerce_field_types(schedule: Schedule, add) -> None:
@@ -122,7 +122,7 @@ def _coerce_field_types(schedule: Schedule, add) -> None:
     for field in schedule._meta.concrete_fields:
         name = field.attname
         value = getattr(schedule, name)
-        if name in DURATION_FIELDS or not field.editable or field.primary_key:
+        if _is_duration(field) or not field.editable or field.primary_key:
             continue
         if value is None:
             if not field.null and field.get_internal_type() == "CharField":
@@ -149,27 +149,19 @@ def _expected(field: Any) -> str:
 
 
 def _check_name(schedule: Schedule, add) -> None:
-    name = schedule.name
-    if not isinstance(name, str) or not name.strip():
+    """A blank name; a missing one (None) is reported as required by ``_coerce_field_types``."""
+    if schedule.name is not None and not schedule.name.strip():
         add("name", "A schedule needs a name that is not blank.")
 
 
-def check_unique_name(schedule: Schedule) -> None:
-    """Refuse a name another schedule has, as a ``ValidationError`` rather than an
-    ``IntegrityError`` from the database."""
-    others = type(schedule)._default_manager.filter(name=schedule.name).exclude(pk=schedule.pk)
-    if others.exists():
-        raise ValidationError(
-            {"name": [f"A schedule named {schedule.name!r} already exists; names are unique."]}
-        )
-
-
 def _check_choices(schedule: Schedule, add) -> None:
-    for field in CHOICE_FIELDS:
-        value = getattr(schedule, field)
-        valid = [choice for choice, _ in schedule._meta.get_field(field).choices]
+    for field in schedule._meta.concrete_fields:
+        if not field.choices:
+            continue
+        value = getattr(schedule, field.name)
+        valid = [choice for choice, _ in field.choices]
         if value not in valid:
-            add(field, f"Unknown {field} {value!r}: choose one of {', '.join(valid)}.")
+            add(field.name, f"Unknown {field.name} {value!r}: choose one of {', '.join(valid)}.")
 
 
 def _check_cron(schedule: Schedule, add) -> None:

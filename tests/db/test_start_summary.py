@@ -2,8 +2,8 @@
 
 from datetime import UTC, datetime, timedelta
 
-from django_cadence.engine import schedules_summary
 from django_cadence.models import Schedule
+from django_cadence.status import schedules_summary
 
 
 def test_no_schedule_says_none_is_due(db):
