@@ -18,9 +18,9 @@ from typing import Any
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..describe import format_in_zone, zone
+from ..executors.payloads import redact, redact_text
 from ..models import Status
-from ..payloads import redact, redact_text
+from ..schedule.describe import format_in_zone, zone
 
 EXCERPT_CHARS = 120
 TOOLTIP_CHARS = 1000

@@ -25,10 +25,10 @@ from django.utils.html import format_html
 from django.utils.translation import ngettext
 
 from .. import services
-from ..describe import describe_schedule, format_in_zone, zone
 from ..exceptions import CadenceError
+from ..executors.payloads import redact_text
 from ..models import Attempt, Schedule, Status
-from ..payloads import redact_text
+from ..schedule.describe import describe_schedule, format_in_zone, zone
 from . import display, operations, preview
 from .forms import ScheduleForm
 from .recent import (
