@@ -129,16 +129,16 @@ def job(
     """
     if max_attempts is not None and (type(max_attempts) is not int or max_attempts < 1):
         raise ValueError(f"@job(max_attempts=...) must be an integer >= 1, not {max_attempts!r}.")
+    base, cap = _duration("retry_base", retry_base), _duration("retry_cap", retry_cap)
     options = {
         "max_attempts": max_attempts,
-        "retry_base": _duration("retry_base", retry_base),
-        "retry_cap": _duration("retry_cap", retry_cap),
+        "retry_base": base,
+        "retry_cap": cap,
         "max_runtime": _duration("max_runtime", max_runtime),
         "delivery": _choice("delivery", delivery, DELIVERIES),
         "isolation": _choice("isolation", isolation, ISOLATIONS),
         "schedule": _job_schedule(schedule),
     }
-    base, cap = options["retry_base"], options["retry_cap"]
     if base is not None and cap is not None and cap < base:
         raise ValueError("@job(retry_cap=...) must not be less than retry_base.")
     if delivery == "atomic" and isolation == "process":
@@ -154,7 +154,7 @@ def job(
                 f'@job(delivery="atomic") cannot wrap async def {path}: its database work '
                 "would run outside the engine's transaction."
             )
-        job_options = JobOptions(path=path, **options)
+        job_options = JobOptions(path=path, **options)  # type: ignore[arg-type]  # checked above
         _registry[path] = job_options
         _functions[path] = func
         func.cadence_job = job_options  # type: ignore[attr-defined]

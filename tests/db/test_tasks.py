@@ -118,7 +118,7 @@ def test_tasks_without_any_tasks_framework_says_what_to_install(monkeypatch):
         for name in ("django.tasks", "django_tasks.base"):
             patched.setitem(sys.modules, name, None)
         assert tasks.task_classes() == ()
-        with pytest.raises(Permanent, match=r"pip install \"django-cadence\[tasks\]\""):
+        with pytest.raises(Permanent, match=r"pip install \"django-cadence-scheduler\[tasks\]\""):
             tasks.enqueue(task="tests.tasks.double", context=context())
 
 
