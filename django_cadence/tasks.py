@@ -26,7 +26,8 @@ from typing import Any
 
 from .conf import cadence_settings
 from .exceptions import CadenceError, Permanent
-from .executors.registry import AttemptContext, job
+from .executors.calling import AttemptContext
+from .executors.registry import job
 
 IDEMPOTENCY_KEY = "idempotency_key"
 

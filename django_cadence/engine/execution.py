@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 
 from ..exceptions import Permanent
+from ..executors import calling
 from ..executors import registry as executors
 from ..executors.payloads import outcome_or_none
 
@@ -47,7 +48,7 @@ def run_try(claim: Claim, now_for_commit: Callable[[], datetime]) -> TryResult:
         func = executors.resolve(claim.executor)
         if claim.delivery == "atomic":
             return _run_atomic(claim, func, now_for_commit)
-        value = executors.call(func, claim.payload, claim.context())
+        value = calling.call(func, claim.payload, claim.context())
         return TryResult("ok", outcome_or_none(value))
     except Permanent as exc:
         return TryResult("permanent", error=_describe(exc))
@@ -62,7 +63,7 @@ def _run_atomic(
 
     try:
         with transaction.atomic():
-            value = outcome_or_none(executors.call(func, claim.payload, claim.context()))
+            value = outcome_or_none(calling.call(func, claim.payload, claim.context()))
             if not record_success(claim, value, now_for_commit()):
                 raise LostLease
     except LostLease:
@@ -84,7 +85,8 @@ def _child_main(
     import django
 
     django.setup()
-    from ..executors.registry import AttemptContext, call, resolve
+    from ..executors.calling import AttemptContext, call
+    from ..executors.registry import resolve
 
     context = AttemptContext(**context_fields)
     try:

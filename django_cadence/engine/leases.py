@@ -21,6 +21,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from .. import signals, store
 from ..conf import cadence_settings
+from ..executors import calling
 from ..executors import registry as executors
 from ..executors.payloads import escape_control
 from ..models import Attempt, Schedule, Status
@@ -63,10 +64,10 @@ class Claim:
 
     @property
     def idempotency_key(self) -> str:
-        return executors.idempotency_key(self.schedule_id, self.occurrence_at, self.trigger)
+        return calling.idempotency_key(self.schedule_id, self.occurrence_at, self.trigger)
 
-    def context(self) -> executors.AttemptContext:
-        return executors.AttemptContext(
+    def context(self) -> calling.AttemptContext:
+        return calling.AttemptContext(
             attempt_id=self.attempt_id,
             schedule_name=self.schedule_name,
             occurrence_at=self.occurrence_at,

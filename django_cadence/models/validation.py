@@ -16,7 +16,7 @@ from django.utils.dateparse import parse_duration
 
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
-from ..executors import payloads
+from ..executors import calling, payloads
 from ..executors import registry as executors
 from ..schedule import specs
 
@@ -237,6 +237,6 @@ def _check_executor_and_payload(schedule: Schedule, add: AddError) -> None:
         return
     if payload_ok:
         try:
-            executors.check_call(func, schedule.payload)
+            calling.check_call(func, schedule.payload)
         except CadenceError as exc:
             add("payload", str(exc))
