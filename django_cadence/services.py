@@ -134,15 +134,7 @@ def retry(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
     """Send a dead letter back to ``pending`` with a fresh set of tries."""
     now = now or timezone.now()
     pk = attempt.pk if isinstance(attempt, Attempt) else attempt
-    updated = Attempt.objects.filter(pk=pk, status=Status.DEAD_LETTER).update(
-        status=Status.PENDING,
-        retry_at=now,
-        tries=0,
-        recoveries=0,
-        finished_at=None,
-        claim_token=None,
-        lease_until=None,
-    )
+    updated = Attempt.objects.filter(pk=pk).to_pending_again(now=now)
     if not updated:
         raise InvalidTransition(f"Attempt {pk} is not a dead letter; only dead letters retry.")
     store.of().notify_change()
@@ -154,8 +146,8 @@ def cancel(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
     """Cancel a pending attempt, or ask a running one to stop (it ends ``cancelled``)."""
     now = now or timezone.now()
     pk = attempt.pk if isinstance(attempt, Attempt) else attempt
-    if Attempt.objects.filter(pk=pk, status=Status.PENDING).update(
-        status=Status.CANCELLED, finished_at=now, error="cancelled by an operator"
+    if Attempt.objects.filter(pk=pk, status=Status.PENDING).to_cancelled(
+        now=now, reason="cancelled by an operator"
     ):
         logger.info("attempt cancelled id=%s", pk)
     elif Attempt.objects.filter(pk=pk, status=Status.RUNNING).update(cancel_requested=True):
