@@ -337,7 +337,7 @@ def renew(claims: list[Claim], now: datetime, *, worker: str) -> set[int]:
     tokens = [c.token for c in claims]
     # By primary key: MariaDB would otherwise find the rows through an index on status and
     # lock every running row it reads, other workers' included, and deadlock with a recovery
-    # that is updating a lost worker's rows (InnoDB error 1213, seen in the chaos runs).
+    # that is updating a lost worker's rows (InnoDB error 1213).
     ids = [c.attempt_id for c in claims]
     Attempt.objects.filter(
         pk__in=ids, status=Status.RUNNING, worker=worker, claim_token__in=tokens
