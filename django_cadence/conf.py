@@ -128,6 +128,7 @@ _SETTINGS = {
         _Setting("CADENCE_LEASE", timedelta(seconds=30), _duration),
         _Setting("CADENCE_RECOVERY_GRACE", timedelta(seconds=5), _zero_ok_duration),
         _Setting("CADENCE_MAX_RECOVERIES", 3, _positive_int),
+        _Setting("CADENCE_SESSION_LIVENESS", True, _bool),
         # The engine process.
         _Setting("CADENCE_CONCURRENCY", 4, _positive_int),
         _Setting("CADENCE_MAX_TICK", timedelta(seconds=10), _duration),
@@ -213,6 +214,10 @@ class CadenceSettings:
     @property
     def MAX_RECOVERIES(self) -> int:  # noqa: N802
         return self._get("CADENCE_MAX_RECOVERIES")
+
+    @property
+    def SESSION_LIVENESS(self) -> bool:  # noqa: N802
+        return self._get("CADENCE_SESSION_LIVENESS")
 
     @property
     def CONCURRENCY(self) -> int:  # noqa: N802

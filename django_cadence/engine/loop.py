@@ -26,7 +26,7 @@ from .. import store
 from ..conf import cadence_settings
 from ..executors.payloads import escape_control
 from ..ops import reconcile, status
-from . import leases, next_event, outcomes, planner, recovery, workers
+from . import leases, liveness, next_event, outcomes, planner, recovery, workers
 from .clock import Clock, DatabaseClock, default_clock
 from .execution import TryResult, run_try
 from .pool import TryPool
@@ -40,6 +40,10 @@ def default_worker_id() -> str:
 
 # How old the reading of the next due instant may be while work flows and it is reused.
 NEXT_DUE_MAX_AGE = timedelta(seconds=1)
+# How often the recovery read runs; every half second while another worker with a session
+# lock runs attempts, so that its death is seen within a second.
+RECOVERY_PROBE = timedelta(seconds=1)
+LIVENESS_PROBE = timedelta(seconds=0.5)
 # How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
 FINISH_WINDOW = 0.002
 # Claiming ahead (``_capacity``): while the tries' average run time is under this many
@@ -97,6 +101,8 @@ class Engine:
         self._changed = False  # a notice said schedules or attempts changed: plan now
         self._next_due_stale = False  # the last tick planned: read the next due instant
         self._next_recovery: datetime | None = None
+        self._session_lock: liveness.SessionLock | None = None  # None: leases alone
+        self._others_running = False  # another worker with a session lock runs attempts
         self._registered = False
         self._session: object | None = None  # the database session last set up for reads
 
@@ -314,10 +320,38 @@ class Engine:
                 flight.claim.cancel_event.set()
 
     def _recover(self, now: datetime) -> None:
+        """Recover the running attempts of lost workers: a session lock the server no longer
+        sees (probed every half second while another worker runs attempts), or a lease that
+        ran out. One read when nothing runs anywhere."""
         if self._next_recovery and now < self._next_recovery:
             return
-        self._next_recovery = now + timedelta(seconds=1)
-        recovery.recover_expired(now)
+        running = recovery.running_by_worker()
+        others = [worker for worker in running if worker != self.worker_id]
+        self._others_running = bool(others) and self._session_lock is not None
+        self._next_recovery = now + (LIVENESS_PROBE if self._others_running else RECOVERY_PROBE)
+        lost: set[str] = set()
+        if self._session_lock is not None:
+            lost = liveness.lost_workers(others, self.using) if others else set()
+            if self.worker_id in running:
+                self._check_session_lock()
+        cutoff = now - cadence_settings.RECOVERY_GRACE
+        if lost or any(lease and lease < cutoff for lease in running.values()):
+            recovery.recover(now, lost_workers=lost)
+
+    def _check_session_lock(self) -> None:
+        """The server may have cut this worker's lock session while the worker lives on: its
+        tries are then recovered by others and their writes here refused (fenced). Say so,
+        and take a new lock so that its next tries are not taken for a dead worker's."""
+        assert self._session_lock is not None
+        if liveness.still_held(self.worker_id, self.using):
+            return
+        logger.warning(
+            "session lock lost worker=%s: its running tries may be recovered by other "
+            "workers and their results refused; taking a new lock",
+            self.worker_id,
+        )
+        if self._session_lock.acquire():
+            logger.info("session lock taken again worker=%s", self.worker_id)
 
     def _sleep_seconds(self, now: datetime) -> float:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""
@@ -339,6 +373,8 @@ class Engine:
         candidates += [at for at in (next_due, next_ready) if at]
         if next_lease:
             candidates.append(next_lease + cadence_settings.RECOVERY_GRACE)
+        if self._others_running and self._next_recovery:
+            candidates.append(self._next_recovery)  # a dead worker's tries start at once
         if self._in_flight:
             candidates.append(self._next_heartbeat or now)
             candidates += [f.claim.deadline for f in self._in_flight.values()]
@@ -379,9 +415,15 @@ class Engine:
         reconcile.reconcile_on_start(self.clock, holder=self.worker_id, using=self.using)
         with contextlib.suppress(DatabaseError):
             logger.info(status.schedules_summary())
+        self._start_liveness()
         self._registered = False
         with contextlib.suppress(DatabaseError):
-            workers.register(self.worker_id, self.clock.now(), concurrency=self.concurrency)
+            workers.register(
+                self.worker_id,
+                self.clock.now(),
+                concurrency=self.concurrency,
+                session_lock=self._session_lock is not None,
+            )
             self._registered = True
         listener = None if once else store.of(self.using).start_listener(self._notice)
         try:
@@ -398,8 +440,23 @@ class Engine:
                     workers.stopped(self.worker_id, self.clock.now())
             if listener:
                 listener.stop()
+            if self._session_lock:
+                self._session_lock.release()
             lock.release()
             logger.info("engine stopped worker=%s", self.worker_id)
+
+    def _start_liveness(self) -> None:
+        """Before the first claim: hold this worker's session lock where the database has
+        them; on SQLite, where this engine alone runs attempts now, recover every running
+        one (its engine is dead: the single-engine lock proves it)."""
+        if store.of(self.using).one_engine_per_file:
+            with contextlib.suppress(DatabaseError):
+                while recovery.recover(self.clock.now(), everything=True):
+                    pass
+            return
+        if liveness.enabled(self.using):
+            lock = liveness.SessionLock(self.worker_id, self.using)
+            self._session_lock = lock if lock.acquire() else None
 
     def _notice(self) -> None:
         """A change notice (PostgreSQL): plan and claim at once, whatever was read before."""

@@ -1,117 +1,171 @@
 """Running attempts whose worker was lost: any worker hands them back or dead-letters them.
 
-A lease that expired more than ``CADENCE_RECOVERY_GRACE`` ago means its worker stopped
-renewing (killed, frozen, cut off). Clearing the claim token in the same write fences the old
-worker out, should it come back. ``at_most_once`` jobs are never re-run automatically; a job
-that keeps killing its worker is dead-lettered after ``CADENCE_MAX_RECOVERIES``.
+A worker is lost when the server no longer sees its session lock (killed, host gone,
+connection cut: :mod:`.liveness`), or when its lease expired more than
+``CADENCE_RECOVERY_GRACE`` ago (stopped renewing: frozen, or a database without session
+locks). Both go through one fenced path: clearing the claim token in the same write fences
+the old worker out, should it come back (invariant 3). ``at_most_once`` jobs are never re-run
+automatically. The first recovery of an attempt retries it at once; a job that keeps taking
+its worker down is retried through the backoff ladder and dead-lettered after
+``CADENCE_MAX_RECOVERIES``, its last error kept.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Min, Q
 
 from .. import signals
 from ..conf import cadence_settings
+from ..executors.calling import idempotency_key
 from ..executors.payloads import escape_control
 from ..models import Attempt, Status
+from ..models.transitions import history_entry
 from ..schedule import policies
-from ..store.prepared import PreparedRead
 from .leases import resolved_options
 from .outcomes import maybe_pause
 
 logger = logging.getLogger("django_cadence.recovery")
 
+LEASE_EXPIRED = "its lease expired"
+SESSION_ENDED = "its database session ended"
+ENGINE_RESTARTED = "its engine stopped without handing it back"
 
-def _any_expired(_shape: None, cutoff: datetime) -> QuerySet[Attempt, Any]:
-    return Attempt.objects.expired(cutoff).values_list("id")[:1]
 
-
-# Every engine asks every second, and almost always nothing has expired: a plain read,
-# compiled once, answers that without a transaction or a lock.
-_ANY_EXPIRED = PreparedRead(_any_expired, ("id",), Attempt._meta.get_field("lease_until"))
+def running_by_worker() -> dict[str, datetime]:
+    """Each worker with running attempts, and the earliest end of their leases (one read)."""
+    rows = Attempt.objects.running().order_by().values_list("worker").annotate(Min("lease_until"))
+    return dict(rows)
 
 
 def recover_expired(now: datetime, *, batch_size: int = 200) -> int:
     """Recover up to ``batch_size`` attempts whose lease expired; return how many."""
-    cutoff = now - cadence_settings.RECOVERY_GRACE
-    if not _ANY_EXPIRED.rows(Attempt.objects.db, None, cutoff):
+    if not Attempt.objects.expired(now - cadence_settings.RECOVERY_GRACE).exists():
         return 0  # one that expires meanwhile is found by the next call
-    dead: list[tuple[int, int | None]] = []
+    return recover(now, batch_size=batch_size)
+
+
+def recover(
+    now: datetime,
+    *,
+    lost_workers: Collection[str] = (),
+    everything: bool = False,
+    batch_size: int = 200,
+) -> int:
+    """Recover the running attempts of ``lost_workers``, those whose lease expired, or with
+    ``everything`` all running attempts (an engine that alone may run them is starting)."""
+    lost = set(lost_workers)
+    match = Q(lease_until__lt=now - cadence_settings.RECOVERY_GRACE)
+    if lost:
+        match |= Q(worker__in=lost)
+    if everything:
+        match = Q()
     with transaction.atomic():
-        expired = list(
-            Attempt.objects.expired(cutoff)
+        found = list(
+            Attempt.objects.running()
+            .filter(match)
             .select_for_update(skip_locked=True)
             .select_related("schedule")[:batch_size]
         )
-        for attempt in expired:
-            options = resolved_options(attempt.schedule)
-            reason = policies.plan_recovery(
-                tries=attempt.tries,
-                max_attempts=options["max_attempts"],
-                recoveries=attempt.recoveries,
-                max_recoveries=cadence_settings.MAX_RECOVERIES,
-                delivery=options["delivery"],
+        recovered = [_Recovered.of(a, now, _cause(a, lost, everything)) for a in found]
+        if found:
+            Attempt.objects.bulk_update(found, _WRITTEN)
+    for r in recovered:
+        r.announce()
+    for r in recovered:
+        if r.reason is not None:
+            maybe_pause(r.attempt.schedule_id, r.attempt.schedule.pause_after_failures)
+    return len(found)
+
+
+_WRITTEN = (
+    "status",
+    "retry_at",
+    "finished_at",
+    "error",
+    "claim_token",
+    "lease_until",
+    "recoveries",
+    "history",
+)
+
+
+def _cause(attempt: Attempt, lost: set[str], everything: bool) -> str:
+    if everything:
+        return ENGINE_RESTARTED
+    return SESSION_ENDED if attempt.worker in lost else LEASE_EXPIRED
+
+
+@dataclass
+class _Recovered:
+    """One attempt moved back to pending (or to the dead letters), not yet announced."""
+
+    attempt: Attempt
+    reason: str | None  # the dead-letter reason; None: it will be retried
+
+    @classmethod
+    def of(cls, attempt: Attempt, now: datetime, cause: str) -> _Recovered:
+        """Change ``attempt`` in memory: pending again after the recovery delay, or dead."""
+        options = resolved_options(attempt.schedule)
+        reason = policies.plan_recovery(
+            tries=attempt.tries,
+            max_attempts=options["max_attempts"],
+            recoveries=attempt.recoveries,
+            max_recoveries=cadence_settings.MAX_RECOVERIES,
+            delivery=options["delivery"],
+        )
+        note = f"worker {attempt.worker or '?'} was lost on try {attempt.tries}: {cause}"
+        attempt.history = [
+            *(attempt.history or []),
+            history_entry(
+                try_number=attempt.tries,
+                worker=attempt.worker,
+                started_at=attempt.started_at,
+                finished_at=now,
+                result="lost",
+                error=note,
+            ),
+        ]
+        attempt.claim_token = None
+        attempt.lease_until = None
+        if reason is None:
+            key = idempotency_key(attempt.schedule_id, attempt.occurrence_at, attempt.trigger)
+            attempt.status = Status.PENDING
+            attempt.retry_at = now + policies.recovery_delay(
+                attempt.recoveries,
+                base=options["retry_base"],
+                cap=options["retry_cap"],
+                key=key,
             )
-            lost = f"worker {attempt.worker or '?'} lost its lease on try {attempt.tries}"
-            attempt.recoveries += 1
-            attempt.claim_token = None
-            attempt.lease_until = None
-            attempt.history = [
-                *(attempt.history or []),
-                {
-                    "try": attempt.tries,
-                    "worker": attempt.worker,
-                    "started_at": attempt.started_at.isoformat() if attempt.started_at else None,
-                    "finished_at": now.isoformat(),
-                    "result": "lost",
-                    "error": lost,
-                },
-            ]
-            if reason is None:
-                attempt.status = Status.PENDING
-                attempt.retry_at = now
-                attempt.error = f"recovered: {lost}"
-            else:
-                attempt.status = Status.DEAD_LETTER
-                attempt.finished_at = now
-                attempt.error = f"{lost}\n[dead letter: {reason}]"
-                dead.append((attempt.schedule_id, attempt.schedule.pause_after_failures))
-        if expired:
-            Attempt.objects.bulk_update(
-                expired,
-                (
-                    "status",
-                    "retry_at",
-                    "finished_at",
-                    "error",
-                    "claim_token",
-                    "lease_until",
-                    "recoveries",
-                    "history",
-                ),
-            )
-    for attempt in expired:
+        else:
+            attempt.status = Status.DEAD_LETTER
+            attempt.finished_at = now
+            dead = f"[dead letter: {reason}]"
+            attempt.error = f"{attempt.error}\n{dead}" if attempt.error else f"{note}\n{dead}"
+        attempt.recoveries += 1
+        return cls(attempt, reason)
+
+    def announce(self) -> None:
+        attempt = self.attempt
         logger.warning(
-            "attempt recovered id=%s schedule=%s status=%s recoveries=%s",
+            "attempt recovered id=%s schedule=%s status=%s recoveries=%s retry_at=%s",
             attempt.pk,
             escape_control(attempt.schedule.name),
             attempt.status,
             attempt.recoveries,
+            attempt.retry_at.isoformat() if self.reason is None and attempt.retry_at else "-",
         )
-        if attempt.status == Status.DEAD_LETTER:
+        if self.reason is not None:
             signals.attempt_dead_lettered.send(
                 Attempt,
                 attempt_id=attempt.pk,
                 schedule=attempt.schedule.name,
                 occurrence_at=attempt.occurrence_at,
                 try_number=attempt.tries,
-                reason=attempt.error.rsplit("[dead letter: ", 1)[-1].rstrip("]"),
+                reason=self.reason,
             )
-    for schedule_id, pause_after in dead:
-        maybe_pause(schedule_id, pause_after)
-    return len(expired)

@@ -1,7 +1,9 @@
 """The worker registry: each engine says who it is and that it is alive.
 
-Purely informational (the admin and ``cadence_status`` list live and lost workers); no
-decision depends on it: correctness comes from attempt leases alone.
+The admin and ``cadence_status`` list live and lost workers from it. One decision reads it:
+a worker registered with ``session_lock`` holds a session lock named after it, so when the
+server no longer sees that lock its running attempts are recovered at once (the other
+workers' are left to their leases).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from datetime import datetime
 from ..models import Worker
 
 
-def register(worker_id: str, now: datetime, *, concurrency: int) -> None:
+def register(
+    worker_id: str, now: datetime, *, concurrency: int, session_lock: bool = False
+) -> None:
     Worker.objects.update_or_create(
         worker_id=worker_id,
         defaults={
@@ -24,6 +28,7 @@ def register(worker_id: str, now: datetime, *, concurrency: int) -> None:
             "stopped_at": None,
             "in_flight": 0,
             "concurrency": concurrency,
+            "session_lock": session_lock,
         },
     )
 

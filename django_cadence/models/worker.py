@@ -28,6 +28,10 @@ class Worker(models.Model):
     stopped_at = models.DateTimeField(null=True, blank=True)
     in_flight = models.PositiveIntegerField(default=0)
     concurrency = models.PositiveIntegerField(default=1)
+    session_lock = models.BooleanField(
+        default=False,
+        help_text="Holds a session lock named after it: the server tells when it is gone.",
+    )
 
     objects = WorkerQuerySet.as_manager()
 

@@ -209,6 +209,15 @@ def plan_recovery(
     return None
 
 
+def recovery_delay(recoveries: int, *, base: timedelta, cap: timedelta, key: str) -> timedelta:
+    """How long a recovered attempt waits before its next try: not at all the first time (a
+    worker died under it, most likely not because of it); after that, as a job that failed
+    ``recoveries`` times, so a job that takes its worker down does not do so in a tight loop."""
+    if recoveries < 1:
+        return timedelta(0)
+    return backoff(recoveries, base=base, cap=cap, key=f"recovery:{key}")
+
+
 def should_pause(recent_statuses: Sequence[str], pause_after_failures: int | None) -> bool:
     """Auto-pause when the last ``pause_after_failures`` occurrences all ended dead-lettered."""
     if not pause_after_failures or len(recent_statuses) < pause_after_failures:

@@ -52,6 +52,8 @@ class Store:
     has_row_locks: ClassVar[bool] = False
     #: Without row locks, a second engine on the same database must refuse to start.
     one_engine_per_file: ClassVar[bool] = False
+    #: A lock held by a session is freed by the server the moment the session ends.
+    has_session_locks: ClassVar[bool] = False
 
     #: The server's time at the moment of the query, even inside a transaction.
     now_sql: ClassVar[str | None] = None
@@ -140,3 +142,23 @@ class Store:
     def set_up_engine_session(self) -> None:
         """Tune the engine's own connection, once per session (never the jobs' connections)."""
         return None
+
+    # --- session locks: a worker's liveness, as the server sees it -----------------------------
+
+    def open_session(self) -> Any:
+        """A new DB-API connection of its own, in autocommit, outside Django's per-thread ones."""
+        connection = self.connection
+        raw = connection.get_new_connection(connection.get_connection_params())
+        self._autocommit(raw)
+        return raw
+
+    def _autocommit(self, raw: Any) -> None:
+        raw.autocommit = True
+
+    def take_session_lock(self, raw: Any, name: str) -> bool:
+        """Take the lock ``name`` on the session ``raw``, without waiting; False if taken."""
+        raise NotImplementedError(f"{self.vendor or 'this database'} has no session locks")
+
+    def held_session_locks(self, names: Sequence[str]) -> set[str]:
+        """Which of the locks ``names`` some session holds now (one statement)."""
+        raise NotImplementedError(f"{self.vendor or 'this database'} has no session locks")

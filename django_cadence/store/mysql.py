@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import hashlib
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from .base import Store
 
@@ -11,6 +13,7 @@ class MySQLStore(Store):
     vendor = "mysql"
     has_server_clock = True
     has_row_locks = True
+    has_session_locks = True
 
     # The statement's start, in UTC whatever the session's time zone.
     now_sql: ClassVar[str | None] = "SELECT UTC_TIMESTAMP(6)"
@@ -18,3 +21,28 @@ class MySQLStore(Store):
 
     def token_of_id(self, id_column: str) -> str:
         return f"CONCAT(%s, {id_column})"
+
+    def _autocommit(self, raw: Any) -> None:
+        raw.autocommit(True)
+
+    def take_session_lock(self, raw: Any, name: str) -> bool:
+        cursor = raw.cursor()
+        try:
+            cursor.execute("SELECT GET_LOCK(%s, 0)", [lock_name(name)])
+            return cursor.fetchone()[0] == 1
+        finally:
+            cursor.close()
+
+    def held_session_locks(self, names: Sequence[str]) -> set[str]:
+        if not names:
+            return set()
+        columns = ", ".join(["IS_USED_LOCK(%s)"] * len(names))
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"SELECT {columns}", [lock_name(name) for name in names])
+            owners = cursor.fetchone()
+        return {name for name, owner in zip(names, owners, strict=True) if owner is not None}
+
+
+def lock_name(name: str) -> str:
+    """A user lock's name for ``name``: at most 64 characters, as MariaDB requires."""
+    return "cadence:" + hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()

@@ -4,6 +4,7 @@ psycopg's native ``timestamptz`` loader on the engine's own connection."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ class PostgreSQLStore(Store):
     has_server_clock = True
     has_notifications = True
     has_row_locks = True
+    has_session_locks = True
 
     # The time at the moment of the query: CURRENT_TIMESTAMP is the transaction's start, and
     # an atomic job's commit reads the clock late in its transaction.
@@ -108,6 +110,36 @@ class PostgreSQLStore(Store):
 
     def set_up_engine_session(self) -> None:
         use_native_loader(self.connection)
+
+    def take_session_lock(self, raw: Any, name: str) -> bool:
+        with raw.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, lock_key(name)])
+            return bool(cursor.fetchone()[0])
+
+    def held_session_locks(self, names: Sequence[str]) -> set[str]:
+        if not names:
+            return set()
+        keys = {lock_key(name): name for name in names}
+        with self.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' "
+                "AND classid = %s::bigint::oid AND objsubid = 2 AND granted",
+                [LOCK_CLASS],
+            )
+            held = {row[0] for row in cursor.fetchall()}
+        return {name for key, name in keys.items() if key in held}
+
+
+# Advisory locks of the two-key form: this constant names django-cadence's class of locks, so
+# they never meet an application's own; the second key is the worker's name, hashed. Both
+# are non-negative int4s, which pg_locks shows unchanged as oids.
+LOCK_CLASS = 0x43444E43
+
+
+def lock_key(name: str) -> int:
+    """The advisory-lock key of ``name``: 31 bits of its SHA-256. Two names that share a key
+    make a dead worker look alive, which leaves its attempts to their leases: safe."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big") & 0x7FFFFFFF
 
 
 def array_literal(values: Sequence[int | datetime | None]) -> str:

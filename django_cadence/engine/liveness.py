@@ -1,0 +1,94 @@
+"""A worker's liveness as the database server sees it: a session lock named after it.
+
+Each worker holds, on a connection of its own for its whole life, a session-scoped lock
+(``pg_try_advisory_lock`` on PostgreSQL, ``GET_LOCK`` on MariaDB and MySQL). The server frees
+it the moment the session ends: the process was killed, its host went away, or the
+connection was cut. The other workers ask the server which locks are still held and recover
+the running attempts of a worker whose lock is gone at once, through the same fenced path as
+an expired lease (:mod:`.recovery`). Leases stay, for a worker that is alive but stuck and for
+databases without session locks.
+
+Behind a transaction-pooling proxy (PgBouncer in transaction mode) a session is not a client,
+so ``CADENCE_SESSION_LIVENESS = False`` turns this off and leases alone decide.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Collection
+from typing import Any
+
+from django.db import DatabaseError
+
+from .. import store
+from ..conf import cadence_settings
+from ..models import Worker
+
+logger = logging.getLogger("django_cadence.engine")
+
+
+def enabled(using: str = "default") -> bool:
+    """Whether workers on this database prove their liveness with a session lock."""
+    return cadence_settings.SESSION_LIVENESS and store.of(using).has_session_locks
+
+
+class SessionLock:
+    """The session lock of one worker, on a connection that nothing else uses."""
+
+    def __init__(self, worker_id: str, using: str = "default") -> None:
+        self.worker_id = worker_id
+        self.using = using
+        self._session: Any = None
+
+    @property
+    def held(self) -> bool:
+        return self._session is not None
+
+    def acquire(self) -> bool:
+        """Open the lock's own session and take the lock; False (logged) if that failed."""
+        self.release()
+        st = store.of(self.using)
+        try:
+            session = st.open_session()
+        except DatabaseError as exc:
+            logger.warning("session lock unavailable worker=%s: %s", self.worker_id, exc)
+            return False
+        try:
+            taken = st.take_session_lock(session, self.worker_id)
+        except Exception as exc:  # noqa: BLE001 - any driver error: leases still protect
+            logger.warning("session lock unavailable worker=%s: %s", self.worker_id, exc)
+            taken = False
+        if not taken:
+            with contextlib.suppress(Exception):
+                session.close()
+            return False
+        self._session = session
+        return True
+
+    def release(self) -> None:
+        """Close the lock's session: the server frees the lock with it."""
+        session, self._session = self._session, None
+        if session is not None:
+            with contextlib.suppress(Exception):
+                session.close()
+
+
+def lost_workers(workers: Collection[str], using: str = "default") -> set[str]:
+    """Of ``workers``, those registered with a session lock that the server no longer sees
+    held (two statements, made only when some other worker has running attempts)."""
+    if not workers:
+        return set()
+    locked = set(
+        Worker.objects.filter(worker_id__in=list(workers), session_lock=True).values_list(
+            "worker_id", flat=True
+        )
+    )
+    if not locked:
+        return set()
+    return locked - store.of(using).held_session_locks(sorted(locked))
+
+
+def still_held(worker_id: str, using: str = "default") -> bool:
+    """Whether the server still sees this worker's own lock (its session may have been cut)."""
+    return bool(store.of(using).held_session_locks([worker_id]))
