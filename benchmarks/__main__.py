@@ -126,7 +126,7 @@ def _positive(text: str) -> int:
 
 
 def run_admin(args) -> None:
-    os.environ["CADENCE_BENCH_NAME"] = ADMIN_DB_NAME
+    os.environ.setdefault("CADENCE_BENCH_NAME", ADMIN_DB_NAME)
     _setup_django(args.db, "benchmarks.admin_settings")
     from . import admin_pages
 

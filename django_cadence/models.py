@@ -16,6 +16,8 @@ from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
 from . import specs
+from .describe import zone
+from .timefmt import format_instant
 from .validation import clean_schedule
 
 
@@ -419,7 +421,10 @@ class Attempt(models.Model):
         )
 
     def __str__(self) -> str:
-        return f"{self.schedule_id}@{self.occurrence_at.isoformat()} ({self.status})"
+        """``nightly · 2026-12-05 02:30:00 EST · dead letter``: the schedule's wall time."""
+        schedule = self.schedule
+        when = format_instant(self.occurrence_at, zone(schedule.timezone))
+        return f"{schedule.name} · {when} · {self.get_status_display()}"
 
 
 # --- Proxies for the admin -----------------------------------------------------------------

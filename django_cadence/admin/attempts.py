@@ -26,7 +26,7 @@ from django.utils.translation import ngettext
 
 from .. import services
 from ..executors import idempotency_key
-from ..models import Attempt, Status
+from ..models import Attempt, Status, Trigger
 from . import dates, display, operations
 
 COUNT_CAP = 10_000
@@ -82,17 +82,10 @@ class AttemptChangeList(ChangeList):
 
 @admin.register(Attempt)
 class AttemptAdmin(DALFModelAdmin):
-    list_display = (
-        "attempt",
-        "schedule",
-        "occurrence_at",
-        "trigger",
-        "status_badge",
-        "tries",
-        "worker",
-        "finished_at",
-        "error_excerpt",
-    )
+    # Columns for finding an attempt beside the sidebar and the filters at 1280 px: the
+    # worker, the trigger and the timing are on its page (and the worker is searchable).
+    list_display = ("occurrence", "schedule_name", "status_badge", "tries", "error_excerpt")
+    list_display_links = ("occurrence",)
     list_filter = (
         "status",
         ("schedule", DALFRelatedFieldAjax),
@@ -104,50 +97,69 @@ class AttemptAdmin(DALFModelAdmin):
     show_full_result_count = False
     paginator = CappedCountPaginator
     actions = ("retry_dead_letters", "cancel")
-    fieldsets = (
-        (
-            None,
-            {
-                "fields": (
-                    "schedule_link",
-                    "occurrence_at",
-                    "trigger",
-                    "status_badge",
-                    "tries_summary",
-                    "idempotency_key",
-                )
-            },
-        ),
-        (
-            "Timing",
-            {"fields": ("retry_at", "started_at", "finished_at", "took")},
-        ),
-        (
-            "Worker and lease",
-            {"fields": ("worker", "lease_until", "recoveries", "cancel_requested")},
-        ),
-        ("Result", {"fields": ("outcome_block", "error_block")}),
-        ("Tries", {"fields": ("history_table",)}),
-    )
     readonly_fields = (
         "schedule_link",
-        "occurrence_at",
+        "occurrence",
         "trigger",
         "status_badge",
         "tries_summary",
         "idempotency_key",
-        "retry_at",
-        "started_at",
-        "finished_at",
+        "retry_when",
+        "started",
+        "finished",
         "took",
         "worker",
-        "lease_until",
+        "lease",
         "recoveries",
         "cancel_requested",
+        "payload_block",
         "outcome_block",
         "error_block",
         "history_table",
     )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Attempt | None = None) -> Any:
+        """Only the fields that mean something in the attempt's state (no "retry at" on a
+        dead letter, no lease once it finished)."""
+        if obj is None:
+            return ((None, {"fields": ("schedule_link", "occurrence", "status_badge")}),)
+        status = obj.status
+        timing = [
+            *(["retry_when"] if status == Status.PENDING else []),
+            *(["started"] if obj.started_at else []),
+            *(["finished"] if obj.finished_at else []),
+            *(["took"] if obj.started_at and obj.finished_at else []),
+        ]
+        worker = [
+            *(["worker"] if obj.worker else []),
+            *(["lease", "cancel_requested"] if status == Status.RUNNING else []),
+            *(["recoveries"] if obj.recoveries else []),
+        ]
+        result = [
+            *(["outcome_block"] if obj.outcome is not None else []),
+            *(["error_block"] if obj.error else []),
+        ]
+        fieldsets: list[tuple[str | None, dict[str, Any]]] = [
+            (
+                None,
+                {
+                    "fields": (
+                        "schedule_link",
+                        "occurrence",
+                        "trigger",
+                        "status_badge",
+                        "tries_summary",
+                        "idempotency_key",
+                    )
+                },
+            )
+        ]
+        for title, fields in (("Timing", timing), ("Worker and lease", worker), ("Result", result)):
+            if fields:
+                fieldsets.append((title, {"fields": tuple(fields)}))
+        fieldsets.append(("Payload", {"fields": ("payload_block",)}))
+        fieldsets.append(("Tries", {"fields": ("history_table",)}))
+        return fieldsets
 
     @property
     def media(self) -> forms.Media:
@@ -173,6 +185,23 @@ class AttemptAdmin(DALFModelAdmin):
     def attempt(self, obj: Attempt) -> str:
         return f"#{obj.pk}"
 
+    @admin.display(description="schedule")
+    def schedule_name(self, obj: Attempt) -> str:
+        return display.clipped(obj.schedule.name, "name")
+
+    @admin.display(description="occurrence", ordering="occurrence_at")
+    def occurrence(self, obj: Attempt) -> str:
+        manual = format_html(' <span class="cadence-quiet">{}</span>', "run now")
+        return format_html(
+            "{}{}",
+            display.instant(obj.occurrence_at, obj.schedule.timezone),
+            manual if obj.trigger == Trigger.MANUAL else "",
+        )
+
+    @admin.display(description="retry at", ordering="retry_at")
+    def retry_when(self, obj: Attempt) -> str:
+        return display.instant(obj.retry_at, obj.schedule.timezone)
+
     @admin.display(description="status", ordering="status")
     def status_badge(self, obj: Attempt) -> str:
         return display.status_badge(obj.status)
@@ -180,6 +209,22 @@ class AttemptAdmin(DALFModelAdmin):
     @admin.display(description="error")
     def error_excerpt(self, obj: Attempt) -> str:
         return display.excerpt(obj.error)
+
+    @admin.display(description="started")
+    def started(self, obj: Attempt) -> str:
+        return display.instant(obj.started_at, obj.schedule.timezone)
+
+    @admin.display(description="finished")
+    def finished(self, obj: Attempt) -> str:
+        return display.instant(obj.finished_at, obj.schedule.timezone)
+
+    @admin.display(description="lease until")
+    def lease(self, obj: Attempt) -> str:
+        return display.instant(obj.lease_until, obj.schedule.timezone)
+
+    @admin.display(description="payload (the schedule's, secrets hidden)")
+    def payload_block(self, obj: Attempt) -> str:
+        return display.json_block(obj.schedule.payload)
 
     @admin.display(description="schedule")
     def schedule_link(self, obj: Attempt) -> str:
@@ -205,11 +250,11 @@ class AttemptAdmin(DALFModelAdmin):
 
     @admin.display(description="error")
     def error_block(self, obj: Attempt) -> str:
-        return display.text_block(obj.error)
+        return display.error_block(obj.error, obj.schedule.executor)
 
     @admin.display(description="tries, one by one")
     def history_table(self, obj: Attempt) -> str:
-        return display.history_table(obj.history)
+        return display.history_table(obj.history, obj.schedule.timezone)
 
     # --- actions: one call into services.py per attempt --------------------------------------
 

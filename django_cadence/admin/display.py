@@ -11,16 +11,18 @@ redacted there (see :func:`scrubbed`); a detail page redacts the whole text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..describe import format_in_zone, zone
+from ..describe import zone
 from ..models import Status
 from ..payloads import redact, redact_text
+from ..timefmt import format_instant, format_utc
 
 EXCERPT_CHARS = 120
 TOOLTIP_CHARS = 1000
@@ -38,23 +40,33 @@ def status_badge(status: str | None) -> SafeString | str:
     return format_html('<span class="cadence-badge cadence-status-{}">{}</span>', status, label)
 
 
-def strip(cells: Sequence[tuple[datetime, str, str]], link: str = "") -> SafeString | str:
+def strip(
+    cells: Sequence[tuple[datetime, str, str]], link: str = "", tz_name: str | None = None
+) -> SafeString | str:
     """Recent attempts as coloured cells, oldest first: ``(occurrence_at, status, trigger)``."""
     if not cells:
         return "-"
+    tz = zone(tz_name)
     spans = format_html_join(
         "",
         '<span class="cadence-cell cadence-status-{}" title="{}"></span>',
-        ((status, _cell_title(at, status, trigger)) for at, status, trigger in cells),
+        ((status, _cell_title(at, status, trigger, tz)) for at, status, trigger in cells),
     )
     if link:
         return format_html('<a class="cadence-strip" href="{}">{}</a>', link, spans)
     return format_html('<span class="cadence-strip">{}</span>', spans)
 
 
-def _cell_title(at: datetime, status: str, trigger: str) -> str:
+def _cell_title(at: datetime, status: str, trigger: str, tz: tzinfo) -> str:
     manual = " (run now)" if trigger == "manual" else ""
-    return f"{instant(at)}: {STATUS_LABELS.get(status, status)}{manual}"
+    return f"{format_instant(at, tz)}: {STATUS_LABELS.get(status, status)}{manual}"
+
+
+def clipped(text: str, width: str = "narrow") -> SafeString:
+    """``text`` on one line, cut with an ellipsis past the column's width; whole in the tooltip."""
+    return format_html(
+        '<span class="cadence-clip cadence-{}" title="{}">{}</span>', width, text, text
+    )
 
 
 def json_block(value: Any) -> SafeString | str:
@@ -70,6 +82,54 @@ def text_block(text: str | None) -> SafeString | str:
     if not text:
         return "-"
     return format_html('<pre class="cadence-pre cadence-error">{}</pre>', redact_text(str(text)))
+
+
+def error_block(text: str | None, executor: str = "") -> SafeString | str:
+    """An error as an operator reads it: what went wrong, where in the job, then (on demand,
+    at full height) the whole traceback. Secrets scrubbed, everything escaped."""
+    if not text:
+        return "-"
+    text = redact_text(str(text))
+    frame = job_frame(text, executor)
+    where = format_html('<pre class="cadence-pre cadence-frame">{}</pre>', frame) if frame else ""
+    lines = text.strip().count("\n") + 1
+    return format_html(
+        '<div class="cadence-error"><p class="cadence-headline">{}</p>{}'
+        "<details><summary>Whole text ({} line{})</summary>"
+        '<pre class="cadence-pre cadence-full">{}</pre></details></div>',
+        headline(text),
+        where,
+        lines,
+        "" if lines == 1 else "s",
+        text,
+    )
+
+
+FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in .*$')
+LIBRARY = ("/django_cadence/", "/site-packages/", "/dist-packages/", "/lib/python")
+
+
+def job_frame(text: str, executor: str = "") -> str:
+    """The traceback's frame in the job's own code (its line and source), innermost first.
+
+    The job's module (from the executor's dotted path) wins; else the innermost frame outside
+    this package and installed libraries; else none (the error is not a traceback).
+    """
+    lines = text.splitlines()
+    frames = [(i, m["path"]) for i, line in enumerate(lines) if (m := FRAME.match(line))]
+    module = executor.rpartition(".")[0].replace(".", "/")
+
+    def pick(test: Any) -> str:
+        for i, path in reversed(frames):
+            if test(path):
+                source = (
+                    lines[i + 1] if i + 1 < len(lines) and not FRAME.match(lines[i + 1]) else ""
+                )
+                return "\n".join(line.strip() for line in (lines[i], source) if line.strip())
+        return ""
+
+    own = module and pick(lambda path: f"/{module}.py" in path or f"/{module}/" in path)
+    return own or pick(lambda path: not any(part in path for part in LIBRARY))
 
 
 def excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> SafeString | str:
@@ -110,11 +170,20 @@ def headline(text: str) -> str:
     return lines[0] if lines else ""
 
 
-def instant(value: datetime | None, tz_name: str | None = None) -> str:
-    """An instant in a schedule's zone (``2026-03-08 03:00 EDT``), or in UTC without a zone."""
+def instant(value: datetime | None, tz_name: str | None = None) -> SafeString | str:
+    """An instant on one line, to the second in a schedule's zone, UTC in its tooltip.
+
+    Without ``tz_name`` the instant is shown in Django's current zone (``TIME_ZONE``): the
+    times of workers and other rows that belong to no schedule. The rule is ``timefmt``'s.
+    """
     if value is None:
         return "-"
-    return format_in_zone(value, zone(tz_name or "UTC"), seconds=True)
+    tz = zone(tz_name) if tz_name else None
+    return format_html(
+        '<span class="cadence-time" title="{}">{}</span>',
+        format_utc(value),
+        format_instant(value, tz),
+    )
 
 
 def duration(start: datetime | None, end: datetime | None) -> str:
@@ -142,7 +211,7 @@ def _parse(value: Any) -> datetime | None:
     return parsed if parsed.utcoffset() is not None else None
 
 
-def _history_row(entry: Any) -> tuple[Any, ...]:
+def _history_row(entry: Any, tz_name: str | None) -> tuple[Any, ...]:
     """One try of ``Attempt.history`` as table cells; tolerant of any JSON shape."""
     if not isinstance(entry, dict):
         return ("?", "", "", "", "", "", text_block(json.dumps(redact(entry), default=str)))
@@ -150,23 +219,23 @@ def _history_row(entry: Any) -> tuple[Any, ...]:
     return (
         entry.get("try", "?"),
         entry.get("worker") or "",
-        instant(started) if started else str(entry.get("started_at") or ""),
-        instant(finished) if finished else str(entry.get("finished_at") or ""),
+        instant(started, tz_name) if started else str(entry.get("started_at") or ""),
+        instant(finished, tz_name) if finished else str(entry.get("finished_at") or ""),
         duration(started, finished),
         entry.get("result") or "",
-        text_block(entry.get("error")) if entry.get("error") else "",
+        error_block(str(entry.get("error"))) if entry.get("error") else "",
     )
 
 
-def history_table(history: Iterable[Any] | None) -> SafeString | str:
-    """Every try of an attempt: number, worker, timing, result and its (scrubbed) error."""
+def history_table(history: Iterable[Any] | None, tz_name: str | None = None) -> SafeString | str:
+    """Every try of an attempt: number, worker, timing (in ``tz_name``), result and error."""
     entries = list(history or []) if isinstance(history, list) else []
     if not entries:
         return "No tries recorded yet."
     rows = format_html_join(
         "",
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        (_history_row(entry) for entry in entries),
+        (_history_row(entry, tz_name) for entry in entries),
     )
     return format_html(
         '<table class="cadence-history"><thead><tr><th>Try</th><th>Worker</th>'

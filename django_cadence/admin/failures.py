@@ -25,15 +25,7 @@ SHOWN = 100  # dead letters listed on the confirmation page
 
 @admin.register(DeadLetter)
 class DeadLetterAdmin(AttemptAdmin):
-    list_display = (
-        "attempt",
-        "schedule",
-        "occurrence_at",
-        "trigger",
-        "tries",
-        "finished_at",
-        "error_excerpt",
-    )
+    list_display = ("occurrence", "schedule_name", "tries", "error_excerpt")
     list_filter = AttemptAdmin.list_filter[1:]  # all of them are dead letters
     # Newest first by occurrence, as the attempts page: the (status, occurrence_at) index
     # gives this order (the id tie-break is the index's row id on InnoDB, and PostgreSQL
@@ -84,15 +76,7 @@ class DeadLetterAdmin(AttemptAdmin):
 
 @admin.register(Retry)
 class RetryAdmin(AttemptAdmin):
-    list_display = (
-        "attempt",
-        "schedule",
-        "occurrence_at",
-        "trigger",
-        "tries",
-        "retry_at",
-        "error_excerpt",
-    )
+    list_display = ("occurrence", "schedule_name", "retry_when", "tries", "error_excerpt")
     list_filter = AttemptAdmin.list_filter[1:]  # all of them are pending
     ordering = ("retry_at", "id")
     actions = ("run_retries_now", "cancel")

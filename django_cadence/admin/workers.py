@@ -18,6 +18,7 @@ from django.utils.html import format_html
 from ..clock import default_clock
 from ..models import Worker
 from ..status import worker_state, worker_timeout
+from . import display
 
 STATES = ("live", "lost", "stopped")
 
@@ -40,27 +41,22 @@ class StateFilter(admin.SimpleListFilter):
 
 @admin.register(Worker)
 class WorkerAdmin(admin.ModelAdmin):
-    list_display = (
-        "worker_id",
-        "state",
-        "host",
-        "pid",
-        "started_at",
-        "heartbeat_at",
-        "load",
-        "stopped_at",
-    )
+    list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load")
+    list_display_links = ("worker",)
     list_filter = (StateFilter, "host")
     search_fields = ("worker_id", "host")
     ordering = ("-heartbeat_at",)
+
+    class Media:
+        css = {"all": ("django_cadence/admin.css",)}
     readonly_fields = (
         "worker_id",
         "state",
         "host",
         "pid",
-        "started_at",
-        "heartbeat_at",
-        "stopped_at",
+        "started",
+        "heartbeat",
+        "stopped",
         "in_flight",
         "concurrency",
     )
@@ -98,6 +94,26 @@ class WorkerAdmin(admin.ModelAdmin):
         state = getattr(obj, "state_value", None) or worker_state(obj, default_clock().now())
         return format_html('<span class="cadence-worker-{}">{}</span>', state, state)
 
-    @admin.display(description="in flight / concurrency")
+    @admin.display(description="worker", ordering="worker_id")
+    def worker(self, obj: Worker) -> str:
+        return display.clipped(obj.worker_id, "name")
+
+    @admin.display(description="host", ordering="host")
+    def host_name(self, obj: Worker) -> str:
+        return display.clipped(obj.host, "short")
+
+    @admin.display(description="started", ordering="started_at")
+    def started(self, obj: Worker) -> str:
+        return display.instant(obj.started_at)
+
+    @admin.display(description="last heartbeat", ordering="heartbeat_at")
+    def heartbeat(self, obj: Worker) -> str:
+        return display.instant(obj.heartbeat_at)
+
+    @admin.display(description="stopped", ordering="stopped_at")
+    def stopped(self, obj: Worker) -> str:
+        return display.instant(obj.stopped_at)
+
+    @admin.display(description="load")
     def load(self, obj: Worker) -> str:
         return f"{obj.in_flight}/{obj.concurrency}"

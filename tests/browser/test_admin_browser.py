@@ -6,118 +6,26 @@ with the test settings; each test creates the example project's demo schedules (
 logs in through the login form as a superuser it creates. The engine runs as a real
 ``run_cadence --once`` child against the test database, as an operator's worker would.
 
-Chromium is Debian's (``apt-get install chromium``, done by ``.ci/run``), launched through
-``executable_path``: Playwright may not download a browser of its own here. A missing browser
-fails these tests, it never skips them. Each page visited is saved as a 1280x800 screenshot in
-the test's ``tmp_path``, and with ``CADENCE_SCREENSHOTS=1`` in ``docs/screenshots/`` (the
-admin tour, ``docs/admin-tour.md``).
+The browser, the page and screenshots are ``conftest.py``'s.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.utils import timezone
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from django_cadence.models import Attempt, Schedule, Status
+from tests.browser.conftest import ADMIN, USERNAME, log_in
 from tests.process.conftest import Worker, _database_env, make_due
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "docs" / "screenshots"
-CHROMIUM = os.environ.get("CADENCE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-VIEWPORT = {"width": 1280, "height": 800}
-USERNAME, PASSWORD = "operator", "a-browser-test-password"
-ADMIN = "/admin/django_cadence"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One headless Chromium for the module; fails (never skips) when it is not installed.
-
-    Playwright's sync API runs an asyncio event loop in this thread (in a greenlet) from
-    ``start`` to ``stop``, so ``asyncio.get_running_loop()`` finds a running loop in the test
-    code between two Playwright calls, and Django refuses every ORM call made here with
-    ``SynchronousOnlyOperation``. The loop never runs Django code: the ORM calls are plain
-    blocking calls in the test's own thread, so telling Django so is safe. The variable is set
-    for exactly as long as the loop exists, which covers the function-scoped fixtures'
-    database work (creating users, the flush at teardown) too.
-    """
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (as .ci/run does)")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(
-                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-            )
-            yield chromium
-            chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser, live_server, django_user_model, tmp_path):
-    """A fresh browser context on the live server, and a superuser to log in with."""
-    django_user_model.objects.create_superuser(USERNAME, "operator@example.com", PASSWORD)
-    context = browser.new_context(
-        base_url=live_server.url, viewport=VIEWPORT, locale="en-US", timezone_id="UTC"
-    )
-    context.set_default_timeout(10_000)
-    # The admin's navigation sidebar starts collapsed (it keeps that in localStorage), leaving
-    # the changelists the room they need at 1280 px.
-    context.add_init_script("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
-    yield context.new_page()
-    context.close()
-
-
-@pytest.fixture
-def shoot(page: Page, tmp_path):
-    """``shoot(NAME)``: save the visible page as NAME.png in tmp_path.
-
-    With ``CADENCE_SCREENSHOTS=1`` it also refreshes ``docs/screenshots/`` (the admin tour),
-    so an ordinary test run leaves the committed pictures alone.
-    """
-    refresh_docs = os.environ.get("CADENCE_SCREENSHOTS") == "1"
-
-    def save(name: str) -> None:
-        path = tmp_path / f"{name}.png"
-        page.screenshot(path=path)
-        assert path.stat().st_size > 0
-        if refresh_docs:
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, SCREENSHOTS / path.name)
-
-    return save
-
-
-def log_in(page: Page, shoot=None) -> None:
-    """Log in through the login form (``shoot``: take a screenshot of it, filled in)."""
-    page.goto("/admin/")
-    expect(page).to_have_url(re.compile(r"/admin/login/"))
-    page.fill("#id_username", USERNAME)
-    page.fill("#id_password", PASSWORD)
-    if shoot:
-        shoot("login")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.locator("#site-name")).to_have_text("Django administration")
-    expect(page.locator("#user-tools strong")).to_have_text(USERNAME)
 
 
 def run_action(page: Page, row_text: str, action: str) -> None:
@@ -230,13 +138,13 @@ def test_log_in_then_pause_and_resume_a_schedule(page, shoot, demo):
     expect(hello.locator("td.field-rule")).to_have_text(re.compile("every 10 seconds", re.I))
     expect(hello.locator(".cadence-strip .cadence-cell")).to_have_count(16)
     nightly = rows.filter(has_text="nightly-new-york")
-    expect(nightly.locator("td.field-timezone")).to_have_text("America/New_York")
-    expect(nightly.locator("td.field-next_run")).to_contain_text(re.compile(r"02:30 E[SD]T"))
+    expect(nightly.locator("td.field-rule")).to_contain_text("America/New_York")
+    expect(nightly.locator("td.field-next_run")).to_contain_text(re.compile(r"02:30:00 E[SD]T"))
     shoot("schedules")
 
     run_action(page, "hello-every-10s", "pause")
     expect(page.locator(".messagelist .success")).to_have_text("1 schedule paused.")
-    expect(hello.locator("td.field-enabled img")).to_have_attribute("alt", "False")
+    expect(hello.locator("td.field-next_run")).to_have_text("paused")
     schedule = Schedule.objects.get(name="hello-every-10s")
     assert not schedule.enabled
     assert schedule.pause_reason == f"paused in the admin by {USERNAME}"
@@ -244,7 +152,7 @@ def test_log_in_then_pause_and_resume_a_schedule(page, shoot, demo):
 
     run_action(page, "hello-every-10s", "resume")
     expect(page.locator(".messagelist .success")).to_have_text("1 schedule resumed.")
-    expect(hello.locator("td.field-enabled img")).to_have_attribute("alt", "True")
+    expect(hello.locator("td.field-next_run .cadence-time")).to_be_visible()
     assert Schedule.objects.get(name="hello-every-10s").enabled
 
 
