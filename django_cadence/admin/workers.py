@@ -49,6 +49,7 @@ class WorkerAdmin(admin.ModelAdmin):
 
     class Media:
         css = {"all": ("django_cadence/admin.css",)}
+
     readonly_fields = (
         "worker_id",
         "state",
