@@ -18,10 +18,10 @@ from itertools import pairwise, takewhile
 from pathlib import Path
 from typing import Any
 
-from django_cadence import specs
-from django_cadence.executors import idempotency_key
+from django_cadence.executors.registry import idempotency_key
 from django_cadence.models import Attempt, Schedule, Status, Trigger
-from django_cadence.policies import is_serial
+from django_cadence.schedule import specs
+from django_cadence.schedule.policies import is_serial
 
 # Two consecutive tries of a serial schedule (or of one attempt) on two workers may seem to
 # overlap by the time between one worker reading its clock and its claim seeing the other's

@@ -8,7 +8,7 @@ the models are ready.
 from typing import Any
 
 from .exceptions import CadenceError, Permanent
-from .executors import job
+from .executors.registry import job
 
 _SERVICES = ("trigger", "pause", "resume", "retry", "cancel")
 

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core import checks
 
 from .conf import validate_all
-from .executors import invalid_patterns
+from .executors.registry import invalid_patterns
 
 
 @checks.register(checks.Tags.compatibility)

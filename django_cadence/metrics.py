@@ -35,10 +35,10 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from . import signals
-from .clock import default_clock
 from .conf import cadence_settings
+from .engine.clock import default_clock
 from .models import Attempt, Worker
-from .status import worker_timeout
+from .ops.status import worker_timeout
 
 logger = logging.getLogger(__name__)
 

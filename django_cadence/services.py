@@ -12,12 +12,13 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from . import policies, signals
+from . import signals
+from .engine.planner import overlap_states
 from .exceptions import CadenceError
+from .executors.payloads import escape_control
 from .models import Attempt, Schedule, Status, Trigger
-from .payloads import escape_control
-from .planner import overlap_states
-from .wakeup import notify_change
+from .schedule import policies
+from .store.wakeup import notify_change
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 
 from . import signals
-from .payloads import escape_control
-from .wakeup import notify_change
+from .executors.payloads import escape_control
+from .store.wakeup import notify_change
 
 logger = logging.getLogger("django_cadence.events")
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from .conf import cadence_settings
 from .exceptions import CadenceError, Permanent
-from .executors import AttemptContext, job
+from .executors.registry import AttemptContext, job
 
 IDEMPOTENCY_KEY = "idempotency_key"
 

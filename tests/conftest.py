@@ -41,7 +41,7 @@ def clock():
 @pytest.fixture
 def engine(db, clock):
     """An engine on the fake clock that runs tries inline, so a tick is deterministic."""
-    from django_cadence.engine import Engine
+    from django_cadence.engine.loop import Engine
 
     return Engine(clock=clock, worker_id="worker-1", inline=True, concurrency=8)
 
@@ -60,7 +60,7 @@ def schedule_at(make_schedule, clock):
 @pytest.fixture
 def threaded_engine(db, clock):
     """Build engines that run tries in threads; their threads are stopped at teardown."""
-    from django_cadence.engine import Engine
+    from django_cadence.engine.loop import Engine
 
     engines = []
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from django_cadence.exceptions import Permanent
-from django_cadence.executors import job
+from django_cadence.executors.registry import job
 
 CALLS: list[str] = []
 """Labels recorded by :func:`record_call`, in call order; tests clear it."""

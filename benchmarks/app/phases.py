@@ -20,22 +20,22 @@ import time
 # (module the caller looks the name up in, attribute path, label). Indented labels are parts
 # of the unindented one above them.
 PHASES = (
-    ("django_cadence.engine", "Engine.tick", "tick (all of the main thread's steps)"),
-    ("django_cadence.engine", "Engine._recover", "  recovery probe"),
-    ("django_cadence.planner", "plan_due", "  plan"),
-    ("django_cadence.planner", "due_schedules", "    read and lock due schedules"),
-    ("django_cadence.planner", "overlap_states", "    overlap counts"),
-    ("django_cadence.planner", "_plan_schedule", "    policies and rows (Python)"),
-    ("django_cadence.batch_writes", "insert_planned", "    insert attempts"),
-    ("django_cadence.planner", "_advance", "    advance slots"),
-    ("django_cadence.runner", "claim", "  claim"),
-    ("django_cadence.runner", "_CANDIDATES.rows", "    locking read"),
-    ("django_cadence.batch_writes", "start_tries", "    start UPDATE"),
-    ("django_cadence.runner", "_claim_for", "    build claims (Python)"),
-    ("django_cadence.runner", "record_successes", "  record successes"),
-    ("django_cadence.batch_writes", "end_in_success", "    success UPDATE"),
-    ("django_cadence.engine", "Engine._sleep_seconds", "  sleep decision"),
-    ("django_cadence.engine", "run_try", "try threads: run_try (the job included)"),
+    ("django_cadence.engine.loop", "Engine.tick", "tick (all of the main thread's steps)"),
+    ("django_cadence.engine.loop", "Engine._recover", "  recovery probe"),
+    ("django_cadence.engine.planner", "plan_due", "  plan"),
+    ("django_cadence.engine.planner", "due_schedules", "    read and lock due schedules"),
+    ("django_cadence.engine.planner", "overlap_states", "    overlap counts"),
+    ("django_cadence.engine.planner", "_plan_schedule", "    policies and rows (Python)"),
+    ("django_cadence.store.batch_writes", "insert_planned", "    insert attempts"),
+    ("django_cadence.engine.planner", "_advance", "    advance slots"),
+    ("django_cadence.engine.leases", "claim", "  claim"),
+    ("django_cadence.engine.leases", "_CANDIDATES.rows", "    locking read"),
+    ("django_cadence.store.batch_writes", "start_tries", "    start UPDATE"),
+    ("django_cadence.engine.leases", "_claim_for", "    build claims (Python)"),
+    ("django_cadence.engine.outcomes", "record_successes", "  record successes"),
+    ("django_cadence.store.batch_writes", "end_in_success", "    success UPDATE"),
+    ("django_cadence.engine.loop", "Engine._sleep_seconds", "  sleep decision"),
+    ("django_cadence.engine.loop", "run_try", "try threads: run_try (the job included)"),
 )
 
 _lock = threading.Lock()

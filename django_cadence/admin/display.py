@@ -19,10 +19,10 @@ from typing import Any
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..describe import zone
+from ..executors.payloads import redact, redact_text
 from ..models import Status
-from ..payloads import redact, redact_text
-from ..timefmt import format_instant, format_utc
+from ..schedule.describe import zone
+from ..schedule.timefmt import format_instant, format_utc
 
 EXCERPT_CHARS = 120
 TOOLTIP_CHARS = 1000

@@ -15,9 +15,9 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
 from ..conf import cadence_settings
-from ..executors import is_allowed, registered_jobs
+from ..executors.payloads import REDACTED, redact
+from ..executors.registry import is_allowed, registered_jobs
 from ..models import Schedule
-from ..payloads import REDACTED, redact
 
 EDITABLE_FIELDS = (
     "name",

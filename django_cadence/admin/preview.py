@@ -19,9 +19,9 @@ from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from ..describe import describe_schedule, format_in_zone, zone
 from ..models import Schedule
-from ..validation import clean_schedule
+from ..models.validation import clean_schedule
+from ..schedule.describe import describe_schedule, format_in_zone, zone
 
 if TYPE_CHECKING:
     from django.contrib.admin import ModelAdmin

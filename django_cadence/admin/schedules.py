@@ -24,11 +24,11 @@ from django.utils.html import format_html
 from django.utils.translation import ngettext
 
 from .. import services
-from ..describe import describe_schedule
 from ..exceptions import CadenceError
+from ..executors.payloads import redact_text
 from ..models import Attempt, Kind, Schedule, Status
-from ..payloads import redact_text
-from ..timefmt import format_utc
+from ..schedule.describe import describe_schedule
+from ..schedule.timefmt import format_utc
 from . import display, operations, preview
 from .forms import ScheduleForm
 from .recent import (

@@ -15,9 +15,9 @@ from django.db.models import Case, CharField, QuerySet, Value, When
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from ..clock import default_clock
+from ..engine.clock import default_clock
 from ..models import Worker
-from ..status import worker_state, worker_timeout
+from ..ops.status import worker_state, worker_timeout
 from . import display
 
 STATES = ("live", "lost", "stopped")

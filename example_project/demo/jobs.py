@@ -4,7 +4,7 @@ import logging
 import random
 import time
 
-from django_cadence.executors import job
+from django_cadence.executors.registry import job
 
 logger = logging.getLogger(__name__)
 

@@ -161,7 +161,7 @@ def test_admin_preview_reports_errors_per_field(admin_client, params, field, mes
 
 
 def test_admin_preview_never_imports_or_runs_the_executor(admin_client, make_schedule, monkeypatch):
-    from django_cadence import executors
+    from django_cadence.executors import registry as executors
 
     schedule = make_schedule(executor="tests.jobs.record_call", payload={"label": "x"})
     monkeypatch.setattr(executors, "resolve", lambda path: pytest.fail("resolved " + path))

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from django_cadence.admin import display
+from django_cadence.executors.payloads import REDACTED, redact_text
 from django_cadence.models import Attempt, Schedule
-from django_cadence.payloads import REDACTED, redact_text
 
 XSS = "<img src=x onerror=alert(1)>"
 ESCAPED = "&lt;img src=x onerror=alert(1)&gt;"

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from django_cadence.admin.forms import executor_choices, restore_secrets
-from django_cadence.describe import describe_cron, describe_interval, describe_schedule
 from django_cadence.models import Attempt, Schedule
+from django_cadence.schedule.describe import describe_cron, describe_interval, describe_schedule
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CHANGELIST = reverse("admin:django_cadence_schedule_changelist")

@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 from django.forms.models import model_to_dict
 
-from django_cadence import batch_writes
 from django_cadence.models import Attempt
+from django_cadence.store import batch_writes
 
 pytestmark = pytest.mark.django_db
 SECOND = timedelta(seconds=1)
@@ -115,7 +115,7 @@ def test_a_batch_larger_than_a_statement_allows_is_written_whole(schedule_at, cl
 
 
 def test_open_attempt_counts_are_pending_and_running_per_schedule(schedule_at, clock):
-    from django_cadence import planner
+    from django_cadence.engine import planner
 
     busy = schedule_at(interval=SECOND * 60, overlap="allow")
     other = schedule_at(interval=SECOND * 60, overlap="allow")

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence import engine as engine_module
+from django_cadence.engine import loop as engine_module
 from django_cadence.models import Attempt
 from tests import jobs
 

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence import planner, runner
+from django_cadence.engine import leases, outcomes, planner
 from django_cadence.models import Attempt, Schedule
 
 pytestmark = pytest.mark.django_db
@@ -29,8 +29,8 @@ def test_a_backlog_behind_a_retry_does_not_hide_ready_attempts(schedule_at, cloc
     )
     other = schedule_at(interval=timedelta(minutes=5), overlap="allow")
     planner.plan_due(clock.advance(SECOND))
-    (head,) = runner.claim(clock.now(), worker="w1", slots=1)
-    runner.record_failure(head, "boom", clock.now())  # retry in 24 to 30 s
+    (head,) = leases.claim(clock.now(), worker="w1", slots=1)
+    outcomes.record_failure(head, "boom", clock.now())  # retry in 24 to 30 s
     clock.advance(seconds=100)  # 100 later occurrences wait behind the head's retry
     while planner.plan_due(clock.now()).more:
         pass
@@ -40,7 +40,7 @@ def test_a_backlog_behind_a_retry_does_not_hide_ready_attempts(schedule_at, cloc
     waiting = Attempt.objects.filter(schedule=queued, status="pending").count()
     assert waiting > 4 * 2 + 1  # more than the claim's window for two slots
 
-    claims = runner.claim(clock.now(), worker="w1", slots=2)
+    claims = leases.claim(clock.now(), worker="w1", slots=2)
 
     assert sorted((c.schedule_id, c.occurrence_at) for c in claims) == sorted(
         [
@@ -78,7 +78,7 @@ def test_the_claim_reads_a_burst_in_index_order(clock):
     while planner.plan_due(clock.advance(SECOND)).more:
         pass
     with CaptureQueriesContext(connection) as queries:
-        assert len(runner.claim(clock.now(), worker="w1", slots=8)) == 8
+        assert len(leases.claim(clock.now(), worker="w1", slots=8)) == 8
     setup = "SET LOCAL enable_sort = off"
     statements = [q["sql"] for q in queries.captured_queries]
     if connection.vendor != "postgresql":  # MariaDB reads the index in order by itself

@@ -2,8 +2,8 @@
 
 On PostgreSQL and MariaDB the engine's *now* is the database server's (``DatabaseClock``),
 so a host's clock does not enter any decision. The proof: the local clock each engine could
-read (``datetime.now`` in ``django_cadence.clock`` and ``django_cadence.engine``) is skewed,
-per engine thread, by +5 min for one engine and -5 min for the other; the two engines run
+read (``datetime.now`` in ``django_cadence.engine.clock`` and ``django_cadence.engine.loop``)
+is skewed, per engine thread, by +5 min for one engine and -5 min for the other; the two engines run
 the same schedules side by side, and every occurrence still has exactly one record, none is
 planned before it is due, no try starts before its occurrence. Were the local clock used,
 the engine 5 minutes ahead would plan some 300 occurrences of each 1-second schedule early.
@@ -23,10 +23,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection, connections
 
-import django_cadence.clock
-import django_cadence.engine
-from django_cadence.clock import DatabaseClock, SystemClock, default_clock
-from django_cadence.engine import Engine
+import django_cadence.engine.clock
+import django_cadence.engine.loop
+from django_cadence.engine.clock import DatabaseClock, SystemClock, default_clock
+from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt, Schedule, Status
 from tests.process._fleet import check_occurrences
 
@@ -48,8 +48,8 @@ class SkewedDatetime(datetime):
 @pytest.fixture
 def skewed_local_clock(monkeypatch):
     """Every local-clock reading of the engine's modules goes through ``SkewedDatetime``."""
-    monkeypatch.setattr(django_cadence.clock, "datetime", SkewedDatetime)
-    monkeypatch.setattr(django_cadence.engine, "datetime", SkewedDatetime)
+    monkeypatch.setattr(django_cadence.engine.clock, "datetime", SkewedDatetime)
+    monkeypatch.setattr(django_cadence.engine.loop, "datetime", SkewedDatetime)
 
 
 def database_now() -> datetime:
@@ -164,7 +164,7 @@ def test_the_database_clock_reads_the_server_once_per_resync_window(monkeypatch)
     from django.test.utils import CaptureQueriesContext
 
     ticks = [1000.0]
-    monkeypatch.setattr(django_cadence.clock.time, "monotonic", lambda: ticks[0])
+    monkeypatch.setattr(django_cadence.engine.clock.time, "monotonic", lambda: ticks[0])
     clock = DatabaseClock(resync=5.0)
     server_query = 0 if connection.vendor == "sqlite" else 1
     with CaptureQueriesContext(connection) as first:

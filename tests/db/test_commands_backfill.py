@@ -6,8 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from django_cadence import backfill
 from django_cadence.models import Attempt
+from django_cadence.ops import backfill
 
 pytestmark = pytest.mark.django_db
 

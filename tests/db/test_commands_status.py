@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from django_cadence.models import Attempt, Worker
-from django_cadence.status import collect, worker_timeout
+from django_cadence.ops.status import collect, worker_timeout
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 
 import django_cadence
-from django_cadence.clock import DatabaseClock
-from django_cadence.engine import Engine
+from django_cadence.engine.clock import DatabaseClock
+from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +52,7 @@ def test_engine_sleep_counts_from_the_clock_read_after_its_queries(clock, schedu
 def test_engine_reads_the_next_due_instant_after_planning_instead_of_planning_again(
     schedule_at, clock, threaded_engine, monkeypatch
 ):
-    from django_cadence import planner
+    from django_cadence.engine import planner
 
     calls = []
     plan_due = planner.plan_due
@@ -294,7 +294,7 @@ def test_engine_skips_the_planning_read_until_the_next_due_instant(
     engine, schedule_at, clock, monkeypatch
 ):
     """Between due instants a tick does not lock schedules to find that none is due."""
-    from django_cadence import planner
+    from django_cadence.engine import planner
 
     planned = []
     plan_due = planner.plan_due
@@ -339,7 +339,7 @@ def test_engine_does_not_plan_every_tick_once_nothing_is_left_to_fire(
     engine, schedule_at, clock, monkeypatch
 ):
     """A fired one-shot has no next run: "no schedule will fire" is not "not read yet"."""
-    from django_cadence import planner
+    from django_cadence.engine import planner
 
     planned = []
     plan_due = planner.plan_due

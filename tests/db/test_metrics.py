@@ -8,7 +8,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from prometheus_client import CollectorRegistry, generate_latest
 
-from django_cadence import metrics, recovery
+from django_cadence import metrics
+from django_cadence.engine import recovery
 from django_cadence.models import Attempt, Worker
 
 pytestmark = pytest.mark.django_db

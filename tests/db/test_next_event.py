@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import Min
 from django.test.utils import CaptureQueriesContext
 
-from django_cadence import next_event, planner, recovery, runner
+from django_cadence.engine import leases, next_event, planner, recovery
 from django_cadence.models import Attempt, Schedule
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def test_next_ready_passes_over_paused_schedules_and_running_attempts(schedule_a
     Schedule.objects.filter(pk=paused.pk).update(enabled=False)
     Attempt.objects.filter(schedule=paused).update(retry_at=clock.now() - MINUTE * 5)
     assert next_event.next_ready() == clock.now() - MINUTE  # first's earliest occurrence
-    runner.claim(clock.now(), worker="w1", slots=1)  # claims that one: no longer pending
+    leases.claim(clock.now(), worker="w1", slots=1)  # claims that one: no longer pending
     assert next_event.next_ready() == clock.now()
     assert Attempt.objects.get(schedule=first, status="running")
 
@@ -47,17 +47,17 @@ def test_next_lease_end_is_the_earliest_lease_of_a_running_try(schedule_at, cloc
     settings.CADENCE_LEASE = timedelta(seconds=30)
     schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
-    runner.claim(clock.now(), worker="w1", slots=1)
+    leases.claim(clock.now(), worker="w1", slots=1)
     started = clock.now()
     planner.plan_due(clock.advance(MINUTE))
-    runner.claim(clock.now(), worker="w1", slots=1)
+    leases.claim(clock.now(), worker="w1", slots=1)
     assert next_event.next_lease_end() == started + timedelta(seconds=30)
 
 
 def test_recovery_with_nothing_expired_is_one_plain_read(schedule_at, clock):
     schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
-    runner.claim(clock.now(), worker="w1", slots=1)
+    leases.claim(clock.now(), worker="w1", slots=1)
     with CaptureQueriesContext(connection) as queries:
         assert recovery.recover_expired(clock.now()) == 0
     assert len(queries) == 1

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from django.db import connection
 
-from django_cadence import pg_timestamps
-from django_cadence.engine import Engine
+from django_cadence.engine.loop import Engine
 from django_cadence.models import Schedule
+from django_cadence.store import pg_timestamps
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence import planner
+from django_cadence.engine import planner
 from django_cadence.models import Attempt, Schedule
 
 pytestmark = pytest.mark.django_db
@@ -156,7 +156,7 @@ def test_planner_jitter_delays_start_deterministically(schedule_at, clock):
     attempt = Attempt.objects.get(schedule=schedule)
     delay = attempt.retry_at - attempt.occurrence_at
     assert timedelta(0) <= delay < timedelta(seconds=30)
-    from django_cadence.specs import jitter_delay
+    from django_cadence.schedule.specs import jitter_delay
 
     assert delay == jitter_delay(str(schedule.pk), attempt.occurrence_at, timedelta(seconds=30))
 

@@ -6,9 +6,9 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from django_cadence import planner, runner
+from django_cadence.engine import leases, planner
 from django_cadence.models import Attempt
-from django_cadence.prepared import PreparedRead
+from django_cadence.store.prepared import PreparedRead
 
 pytestmark = pytest.mark.django_db
 MINUTE = timedelta(minutes=1)
@@ -19,11 +19,11 @@ def test_a_prepared_read_returns_what_the_queryset_returns_for_each_argument(sch
         schedule_at(interval=MINUTE * (i + 1), overlap="allow", payload={"n": i})
     planner.plan_due(clock.advance(MINUTE * 3))
     read = PreparedRead(
-        runner._candidates, runner._CLAIM_FIELDS, Attempt._meta.get_field("retry_at")
+        leases._candidates, leases._CLAIM_FIELDS, Attempt._meta.get_field("retry_at")
     )
     for due_by in (clock.now() - MINUTE * 3, clock.now() - MINUTE * 2, clock.now()):
         with transaction.atomic():
-            expected = list(runner._candidates(10, due_by))
+            expected = list(leases._candidates(10, due_by))
             got = read.rows("default", 10, due_by)
         assert [tuple(row) for row in got] == expected
     row = got[0]
@@ -36,14 +36,14 @@ def test_a_setup_statement_runs_before_the_read_in_its_transaction(
     schedule_at, clock, monkeypatch, together
 ):
     """Sent with the read where the driver allows it, else just before; same rows either way."""
-    from django_cadence import prepared
+    from django_cadence.store import prepared
 
     if not together:
         monkeypatch.setattr(prepared, "_sends_statements_together", lambda cursor: False)
     schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
     read = PreparedRead(
-        runner._candidates, runner._CLAIM_FIELDS, Attempt._meta.get_field("retry_at")
+        leases._candidates, leases._CLAIM_FIELDS, Attempt._meta.get_field("retry_at")
     )
     setup, probe = {
         "postgresql": ("SET LOCAL enable_sort = off", "SELECT current_setting('enable_sort')"),
@@ -62,13 +62,13 @@ def test_a_setup_statement_runs_before_the_read_in_its_transaction(
 
 def test_a_prepared_read_compiles_once_per_shape(clock):
     compiled = []
-    build = runner._candidates
+    build = leases._candidates
 
     def counting_build(shape, due_by):
         compiled.append(shape)
         return build(shape, due_by)
 
-    read = PreparedRead(counting_build, runner._CLAIM_FIELDS, Attempt._meta.get_field("retry_at"))
+    read = PreparedRead(counting_build, leases._CLAIM_FIELDS, Attempt._meta.get_field("retry_at"))
     with transaction.atomic():
         for _ in range(3):
             read.rows("default", 5, clock.now())
@@ -81,7 +81,7 @@ def test_the_claim_read_locks_its_rows_and_their_schedules():
         assert not connection.features.has_select_for_update
         return
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        runner._CANDIDATES.rows(
+        leases._CANDIDATES.rows(
             "default", 3, Attempt._meta.get_field("retry_at").to_python("2026-01-01T00:00:00+00:00")
         )
     (sql,) = [q["sql"] for q in queries if "SELECT" in q["sql"]]

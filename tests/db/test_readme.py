@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from django_cadence import executors
-from django_cadence.engine import Engine
+from django_cadence.engine.loop import Engine
+from django_cadence.executors import registry as executors
 from django_cadence.models import Attempt, Schedule
 from django_cadence.testing import FakeClock
 

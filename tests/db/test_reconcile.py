@@ -10,10 +10,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connections
 
-from django_cadence import executors, reconcile, services, signals
-from django_cadence.engine import Engine
+from django_cadence import services, signals
+from django_cadence.engine.loop import Engine
+from django_cadence.executors import registry as executors
 from django_cadence.models import Attempt, Lock, Schedule
-from django_cadence.reconcile import InvalidDeclarations
+from django_cadence.ops import reconcile
+from django_cadence.ops.reconcile import InvalidDeclarations
 
 pytestmark = pytest.mark.django_db
 

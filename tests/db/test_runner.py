@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence import planner, recovery, runner
+from django_cadence.engine import leases, outcomes, planner, recovery
 from django_cadence.models import Attempt
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +20,7 @@ def due_attempt(schedule_at, clock, **fields):
 def test_runner_claim_writes_token_lease_and_try(schedule_at, clock, settings):
     settings.CADENCE_LEASE = 30
     _, attempt = due_attempt(schedule_at, clock)
-    (claim,) = runner.claim(clock.now(), worker="w1", slots=4)
+    (claim,) = leases.claim(clock.now(), worker="w1", slots=4)
     attempt.refresh_from_db()
     assert attempt.status == "running"
     assert attempt.claim_token == claim.token
@@ -33,16 +33,16 @@ def test_runner_claim_writes_token_lease_and_try(schedule_at, clock, settings):
 
 def test_runner_claim_is_exclusive(schedule_at, clock):
     due_attempt(schedule_at, clock)
-    assert len(runner.claim(clock.now(), worker="w1", slots=4)) == 1
-    assert runner.claim(clock.now(), worker="w2", slots=4) == []
+    assert len(leases.claim(clock.now(), worker="w1", slots=4)) == 1
+    assert leases.claim(clock.now(), worker="w2", slots=4) == []
 
 
 def test_runner_claim_respects_slots(schedule_at, clock):
     for _ in range(5):
         schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
-    assert len(runner.claim(clock.now(), worker="w1", slots=3)) == 3
-    assert len(runner.claim(clock.now(), worker="w1", slots=3)) == 2
+    assert len(leases.claim(clock.now(), worker="w1", slots=3)) == 3
+    assert len(leases.claim(clock.now(), worker="w1", slots=3)) == 2
 
 
 def test_runner_claim_compiles_its_read_once_per_power_of_two_window(schedule_at, clock):
@@ -50,12 +50,12 @@ def test_runner_claim_compiles_its_read_once_per_power_of_two_window(schedule_at
     for _ in range(3):
         schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
-    runner._CANDIDATES._compiled.clear()
+    leases._CANDIDATES._compiled.clear()
     for slots in range(1, 33):
-        runner.claim(clock.now(), worker="w1", slots=slots)
-    windows = sorted(shape for _, _, shape in runner._CANDIDATES._compiled)
+        leases.claim(clock.now(), worker="w1", slots=slots)
+    windows = sorted(shape for _, _, shape in leases._CANDIDATES._compiled)
     assert windows == [8, 16, 32, 64]
-    assert all(runner._window(slots) >= slots + 4 for slots in range(1, 200))
+    assert all(leases._window(slots) >= slots + 4 for slots in range(1, 200))
 
 
 def test_runner_fencing_a_worker_that_lost_its_lease_changes_nothing(
@@ -65,23 +65,23 @@ def test_runner_fencing_a_worker_that_lost_its_lease_changes_nothing(
     settings.CADENCE_LEASE = 10
     settings.CADENCE_RECOVERY_GRACE = 0
     _, attempt = due_attempt(schedule_at, clock)
-    (stale,) = runner.claim(clock.now(), worker="w1", slots=1)
+    (stale,) = leases.claim(clock.now(), worker="w1", slots=1)
     clock.advance(seconds=11)
     assert recovery.recover_expired(clock.now()) == 1
-    (fresh,) = runner.claim(clock.now(), worker="w2", slots=1)
+    (fresh,) = leases.claim(clock.now(), worker="w2", slots=1)
     assert fresh.token != stale.token
 
-    assert runner.record_success(stale, {"from": "w1"}, clock.now()) is False
-    assert runner.record_failure(stale, "late failure", clock.now()) is None
-    assert runner.record_cancelled(stale, clock.now(), "late") is False
-    assert runner.renew([stale], clock.now() + timedelta(hours=1), worker="w1") == set()
-    assert runner.release([stale], clock.now()) == 0
+    assert outcomes.record_success(stale, {"from": "w1"}, clock.now()) is False
+    assert outcomes.record_failure(stale, "late failure", clock.now()) is None
+    assert outcomes.record_cancelled(stale, clock.now(), "late") is False
+    assert leases.renew([stale], clock.now() + timedelta(hours=1), worker="w1") == set()
+    assert leases.release([stale], clock.now()) == 0
     attempt.refresh_from_db()
     assert (attempt.status, attempt.worker, attempt.claim_token) == ("running", "w2", fresh.token)
     assert attempt.lease_until == clock.now() + timedelta(seconds=10)
     assert "attempt lost" in caplog.text
 
-    assert runner.record_success(fresh, {"from": "w2"}, clock.now()) is True
+    assert outcomes.record_success(fresh, {"from": "w2"}, clock.now()) is True
     attempt.refresh_from_db()
     assert (attempt.status, attempt.outcome) == ("succeeded", {"from": "w2"})
 
@@ -97,16 +97,16 @@ def test_runner_failure_retries_with_backoff_then_dead_letters(schedule_at, cloc
     )
     expected_delays = [timedelta(seconds=10), timedelta(seconds=15)]
     for try_number in (1, 2):
-        (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
-        assert runner.record_failure(claim, "boom", clock.now()) == "pending"
+        (claim,) = leases.claim(clock.now(), worker="w1", slots=1)
+        assert outcomes.record_failure(claim, "boom", clock.now()) == "pending"
         attempt.refresh_from_db()
         delay = attempt.retry_at - clock.now()
         nominal = expected_delays[try_number - 1]
         assert nominal * 0.8 <= delay <= nominal
-        assert runner.claim(clock.now(), worker="w1", slots=1) == []  # not before retry_at
+        assert leases.claim(clock.now(), worker="w1", slots=1) == []  # not before retry_at
         clock.set(attempt.retry_at)
-    (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
-    assert runner.record_failure(claim, "boom", clock.now()) == "dead_letter"
+    (claim,) = leases.claim(clock.now(), worker="w1", slots=1)
+    assert outcomes.record_failure(claim, "boom", clock.now()) == "dead_letter"
     attempt.refresh_from_db()
     assert attempt.status == "dead_letter"
     assert attempt.tries == 3
@@ -116,8 +116,8 @@ def test_runner_failure_retries_with_backoff_then_dead_letters(schedule_at, cloc
 
 def test_runner_permanent_dead_letters_at_once(schedule_at, clock):
     _, attempt = due_attempt(schedule_at, clock, max_attempts=5)
-    (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
-    assert runner.record_failure(claim, "nope", clock.now(), permanent=True) == "dead_letter"
+    (claim,) = leases.claim(clock.now(), worker="w1", slots=1)
+    assert outcomes.record_failure(claim, "nope", clock.now(), permanent=True) == "dead_letter"
     attempt.refresh_from_db()
     assert attempt.tries == 1
     assert "permanent" in attempt.error
@@ -127,10 +127,10 @@ def test_runner_serial_schedule_runs_one_at_a_time_in_order(schedule_at, clock):
     schedule = schedule_at(interval=MINUTE, overlap="queue")
     for _ in range(3):
         planner.plan_due(clock.advance(MINUTE))
-    (first,) = runner.claim(clock.now(), worker="w1", slots=8)
-    assert runner.claim(clock.now(), worker="w2", slots=8) == []
-    runner.record_success(first, None, clock.now())
-    (second,) = runner.claim(clock.now(), worker="w2", slots=8)
+    (first,) = leases.claim(clock.now(), worker="w1", slots=8)
+    assert leases.claim(clock.now(), worker="w2", slots=8) == []
+    outcomes.record_success(first, None, clock.now())
+    (second,) = leases.claim(clock.now(), worker="w2", slots=8)
     assert second.occurrence_at > first.occurrence_at
     order = list(
         Attempt.objects.filter(schedule=schedule)
@@ -150,16 +150,16 @@ def test_runner_claim_stamps_its_start_once_the_rows_are_locked(schedule_at, clo
     schedule = schedule_at(interval=MINUTE, overlap="queue")
     for _ in range(2):
         planner.plan_due(clock.advance(MINUTE))
-    (first,) = runner.claim(clock.now(), worker="w1", slots=8)
+    (first,) = leases.claim(clock.now(), worker="w1", slots=8)
     readings = []
 
     def engine_clock():
         readings.append(clock.now())
         if len(readings) == 1:  # the previous try finishes while this claim waits
-            runner.record_success(first, None, clock.advance(seconds=1))
+            outcomes.record_success(first, None, clock.advance(seconds=1))
         return readings[-1]
 
-    (second,) = runner.claim(engine_clock, worker="w1", slots=8)
+    (second,) = leases.claim(engine_clock, worker="w1", slots=8)
     first_row, second_row = Attempt.objects.filter(schedule=schedule).order_by("occurrence_at")
     assert first_row.finished_at <= second_row.started_at == second.started_at
 
@@ -167,24 +167,24 @@ def test_runner_claim_stamps_its_start_once_the_rows_are_locked(schedule_at, clo
 def test_runner_queue_pending_retry_holds_back_later_occurrences(schedule_at, clock):
     schedule_at(interval=MINUTE, overlap="queue", retry_base=timedelta(minutes=10))
     planner.plan_due(clock.advance(MINUTE))
-    (first,) = runner.claim(clock.now(), worker="w1", slots=8)
-    runner.record_failure(first, "boom", clock.now())
+    (first,) = leases.claim(clock.now(), worker="w1", slots=8)
+    outcomes.record_failure(first, "boom", clock.now())
     planner.plan_due(clock.advance(MINUTE))  # a later occurrence is ready now
-    assert runner.claim(clock.now(), worker="w1", slots=8) == []
+    assert leases.claim(clock.now(), worker="w1", slots=8) == []
 
 
 def test_runner_allow_runs_concurrently(schedule_at, clock):
     schedule_at(interval=MINUTE, overlap="allow", misfire="fire_all")
     planner.plan_due(clock.advance(minutes=3))
-    assert len(runner.claim(clock.now(), worker="w1", slots=8)) == 3
+    assert len(leases.claim(clock.now(), worker="w1", slots=8)) == 3
 
 
 def test_runner_auto_pause_after_consecutive_dead_letters(schedule_at, clock):
     schedule = schedule_at(interval=MINUTE, max_attempts=1, pause_after_failures=2)
     for _ in range(2):
         planner.plan_due(clock.advance(MINUTE))
-        (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
-        runner.record_failure(claim, "boom", clock.now())
+        (claim,) = leases.claim(clock.now(), worker="w1", slots=1)
+        outcomes.record_failure(claim, "boom", clock.now())
     schedule.refresh_from_db()
     assert schedule.enabled is False
     assert "auto-paused" in schedule.pause_reason
@@ -199,10 +199,10 @@ def test_runner_heartbeat_renews_every_lease_in_one_statement(
     for _ in range(3):
         schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
-    claims = runner.claim(clock.now(), worker="w1", slots=8)
+    claims = leases.claim(clock.now(), worker="w1", slots=8)
     later = clock.advance(seconds=20)
     with django_assert_num_queries(2):  # renew + read cancel requests
-        assert runner.renew(claims, later, worker="w1") == set()
+        assert leases.renew(claims, later, worker="w1") == set()
     assert set(Attempt.objects.values_list("lease_until", flat=True)) == {
         later + timedelta(seconds=30)
     }
@@ -210,9 +210,9 @@ def test_runner_heartbeat_renews_every_lease_in_one_statement(
 
 def test_runner_completion_is_one_statement(schedule_at, clock, django_assert_num_queries):
     due_attempt(schedule_at, clock)
-    (claim,) = runner.claim(clock.now(), worker="w1", slots=1)
+    (claim,) = leases.claim(clock.now(), worker="w1", slots=1)
     with django_assert_num_queries(1):
-        assert runner.record_success(claim, {"ok": True}, clock.now())
+        assert outcomes.record_success(claim, {"ok": True}, clock.now())
 
 
 @pytest.mark.parametrize(
@@ -233,7 +233,7 @@ def test_recovery_of_an_expired_lease(
     settings.CADENCE_MAX_RECOVERIES = 3
     _, attempt = due_attempt(schedule_at, clock, executor=delivery_job, max_attempts=max_attempts)
     Attempt.objects.filter(pk=attempt.pk).update(recoveries=recoveries_before)
-    runner.claim(clock.now(), worker="w1", slots=1)
+    leases.claim(clock.now(), worker="w1", slots=1)
     assert recovery.recover_expired(clock.advance(seconds=15)) == 0  # within the grace
     assert recovery.recover_expired(clock.advance(seconds=1)) == 1
     attempt.refresh_from_db()
@@ -248,10 +248,10 @@ def test_runner_nothing_runs_while_its_schedule_is_paused(schedule_at, clock):
     schedule, attempt = due_attempt(schedule_at, clock)
     schedule.enabled = False
     schedule.save()
-    assert runner.claim(clock.now(), worker="w1", slots=4) == []
+    assert leases.claim(clock.now(), worker="w1", slots=4) == []
     schedule.enabled = True
     schedule.save()
-    (claim,) = runner.claim(clock.now(), worker="w1", slots=4)
+    (claim,) = leases.claim(clock.now(), worker="w1", slots=4)
     assert claim.attempt_id == attempt.pk
 
 
@@ -262,11 +262,11 @@ def test_runner_successes_are_written_in_one_fenced_statement(
     for _ in range(3):
         schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
-    claims = runner.claim(clock.now(), worker="w1", slots=3)
+    claims = leases.claim(clock.now(), worker="w1", slots=3)
     assert len(claims) == 3
     done = clock.advance(seconds=1)
     with django_assert_num_queries(1):
-        landed = runner.record_successes([(c, {"n": i}) for i, c in enumerate(claims)], done)
+        landed = outcomes.record_successes([(c, {"n": i}) for i, c in enumerate(claims)], done)
     assert landed == claims
     for i, c in enumerate(claims):
         row = Attempt.objects.get(pk=c.attempt_id)
@@ -291,11 +291,11 @@ def test_runner_a_batch_of_successes_fences_out_only_the_lost_try(
     for _ in range(2):
         schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
-    kept, stale = runner.claim(clock.now(), worker="w1", slots=2)
+    kept, stale = leases.claim(clock.now(), worker="w1", slots=2)
     clock.advance(seconds=11)
-    runner.renew([kept], clock.now(), worker="w1")  # only the first lease is kept alive
+    leases.renew([kept], clock.now(), worker="w1")  # only the first lease is kept alive
     assert recovery.recover_expired(clock.now()) == 1
-    (fresh,) = runner.claim(clock.now(), worker="w2", slots=1)
+    (fresh,) = leases.claim(clock.now(), worker="w2", slots=1)
     assert fresh.attempt_id == stale.attempt_id
 
     sent: list[int] = []
@@ -305,7 +305,7 @@ def test_runner_a_batch_of_successes_fences_out_only_the_lost_try(
 
     signals.attempt_succeeded.connect(receiver)
     try:
-        landed = runner.record_successes([(kept, "w1"), (stale, "late")], clock.now())
+        landed = outcomes.record_successes([(kept, "w1"), (stale, "late")], clock.now())
     finally:
         signals.attempt_succeeded.disconnect(receiver)
     assert landed == [kept]
@@ -326,7 +326,7 @@ def test_runner_a_batch_keeps_each_outcome_json_exact(schedule_at, clock):
     for _ in range(2):
         schedule_at(interval=MINUTE, overlap="allow")
     planner.plan_due(clock.advance(MINUTE))
-    one, true = runner.claim(clock.now(), worker="w1", slots=2)
-    runner.record_successes([(one, 1), (true, True)], clock.now())
+    one, true = leases.claim(clock.now(), worker="w1", slots=2)
+    outcomes.record_successes([(one, 1), (true, True)], clock.now())
     assert Attempt.objects.get(pk=one.attempt_id).outcome == 1
     assert Attempt.objects.get(pk=true.attempt_id).outcome is True

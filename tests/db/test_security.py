@@ -24,10 +24,10 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 import django_cadence
-from django_cadence import executors
-from django_cadence.engine import Engine
+from django_cadence.engine.loop import Engine
+from django_cadence.executors import registry as executors
+from django_cadence.executors.payloads import REDACTED
 from django_cadence.models import Attempt, Schedule, Worker
-from django_cadence.payloads import REDACTED
 
 pytestmark = pytest.mark.django_db
 
@@ -210,10 +210,10 @@ def test_a_path_taken_off_the_allow_list_stops_running(guards, clock, settings):
 
 
 def test_process_isolation_checks_the_allow_list_before_it_spawns(guards, clock):
-    from django_cadence import execution, runner
+    from django_cadence.engine import execution, leases
 
     schedule = _written_directly("os.system", clock.now())
-    claim = runner.Claim(
+    claim = leases.Claim(
         attempt_id=0,
         token="t",
         schedule_id=schedule.pk,

@@ -6,7 +6,8 @@ from datetime import timedelta
 import pytest
 
 import django_cadence
-from django_cadence import planner, runner, signals
+from django_cadence import signals
+from django_cadence.engine import leases, outcomes, planner
 from django_cadence.models import Attempt
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +86,7 @@ def test_signals_skipped_and_missed(schedule_at, clock, received):
         misfire_grace=timedelta(seconds=30),
     )
     planner.plan_due(clock.advance(MINUTE))
-    runner.claim(clock.now(), worker="w", slots=1)
+    leases.claim(clock.now(), worker="w", slots=1)
     planner.plan_due(clock.advance(MINUTE))
     clock.advance(minutes=10)
     planner.plan_due(clock.now())
@@ -103,8 +104,8 @@ def test_signals_schedule_paused_by_operator_and_by_auto_pause(schedule_at, cloc
     received.clear()
     auto = schedule_at(name="a", interval=MINUTE, max_attempts=1, pause_after_failures=1)
     planner.plan_due(clock.advance(MINUTE))
-    (claim,) = runner.claim(clock.now(), worker="w", slots=1)
-    runner.record_failure(claim, "boom", clock.now())
+    (claim,) = leases.claim(clock.now(), worker="w", slots=1)
+    outcomes.record_failure(claim, "boom", clock.now())
     assert received[-1][0] == "schedule_paused"
     assert received[-1][1]["schedule"] == auto.name
     assert "auto-paused" in received[-1][1]["reason"]

@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 from django_cadence.models import Schedule
-from django_cadence.status import schedules_summary
+from django_cadence.ops.status import schedules_summary
 
 
 def test_no_schedule_says_none_is_due(db):

@@ -6,11 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from django_cadence import reconcile, tasks
+from django_cadence import tasks
 from django_cadence.exceptions import Permanent
-from django_cadence.executors import AttemptContext, idempotency_key, is_allowed
+from django_cadence.executors.registry import AttemptContext, idempotency_key, is_allowed
 from django_cadence.models import Attempt, Schedule
-from django_cadence.reconcile import InvalidDeclarations
+from django_cadence.ops import reconcile
+from django_cadence.ops.reconcile import InvalidDeclarations
 from tests import tasks as test_tasks
 
 importlib.import_module(f"{test_tasks.FRAMEWORK}.signals")  # resets backends on TASKS changes

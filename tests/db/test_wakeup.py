@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from django_cadence.wakeup import Listener
+from django_cadence.store.wakeup import Listener
 
 
 @pytest.mark.django_db(transaction=True)

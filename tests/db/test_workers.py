@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence.engine import Engine
+from django_cadence.engine.loop import Engine
 from django_cadence.models import Worker
 
 pytestmark = pytest.mark.django_db

@@ -21,8 +21,8 @@ from itertools import pairwise, takewhile
 
 from django.db import connection
 
-from django_cadence import specs
 from django_cadence.models import Attempt, Schedule, Status, Trigger
+from django_cadence.schedule import specs
 
 # Lines no worker may log in a healthy run. Job failures are expected here: they are logged
 # as one-line events by ``django_cadence.events`` (never as tracebacks) and are not problems.

@@ -20,7 +20,7 @@ def test_installed_timers_count_calls_and_write_them_at_exit(tmp_path, monkeypat
     for module_name, attribute, _ in phases.PHASES:  # restored by monkeypatch afterwards
         owner, name = phases.resolve(module_name, attribute)
         monkeypatch.setattr(owner, name, getattr(owner, name))
-    from django_cadence import planner
+    from django_cadence.engine import planner
 
     path = tmp_path / "phases.json"
     phases.install(str(path))

@@ -6,9 +6,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
-from django_cadence import declarations
 from django_cadence.conf import cadence_settings
-from django_cadence.declarations import Declaration, DeclarationError, build
+from django_cadence.ops import declarations
+from django_cadence.ops.declarations import Declaration, DeclarationError, build
 
 
 def declared(**fields):

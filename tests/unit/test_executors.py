@@ -14,9 +14,9 @@ from django.test import override_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_cadence import executors
 from django_cadence.exceptions import ExecutorNotAllowed, ExecutorNotFound, InvalidPayload
-from django_cadence.executors import AttemptContext, JobOptions, job
+from django_cadence.executors import registry as executors
+from django_cadence.executors.registry import AttemptContext, JobOptions, job
 from tests import jobs
 
 HERE = __name__  # "tests.unit.test_executors": outside the "tests.jobs.*" pattern
@@ -92,7 +92,7 @@ def side_effect_module(tmp_path, monkeypatch):
         textwrap.dedent("""
             from os.path import join
 
-            from django_cadence.executors import job
+            from django_cadence.executors.registry import job
 
             def local():
                 return "local"

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from django_cadence.exceptions import InvalidPayload
-from django_cadence.payloads import (
+from django_cadence.executors.payloads import (
     MAX_DEPTH,
     REDACTED,
     escape_control,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from django_cadence.policies import (
+from django_cadence.schedule.policies import (
     OverlapState,
     admit,
     backoff,

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from django_cadence.exceptions import InvalidSpec
-from django_cadence.specs import cron_instants, is_fixed_time, validate_cron
+from django_cadence.schedule.specs import cron_instants, is_fixed_time, validate_cron
 
 UTC_ZONE = ZoneInfo("UTC")
 

@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from django_cadence.specs import Spec, cron_instants, upcoming
+from django_cadence.schedule.specs import Spec, cron_instants, upcoming
 
 
 def z(month: int, day: int, hour: int, minute: int = 0, year: int = 2026) -> datetime:

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from django_cadence.exceptions import InvalidSpec
-from django_cadence.specs import (
+from django_cadence.schedule.specs import (
     Spec,
     count_between,
     jitter_delay,

@@ -1,7 +1,8 @@
 """Properties of spec occurrences, checked against a brute-force oracle written from the rules.
 
-The oracle below shares no code with django_cadence.cron: it expands fields with plain range
-arithmetic and walks real time minute by minute, applying the DST rules of docs/design.md directly.
+The oracle below shares no code with django_cadence.schedule.cron: it expands fields with
+plain range arithmetic and walks real time minute by minute, applying the DST rules of
+docs/design.md directly.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from django_cadence.cron import parse_cron
-from django_cadence.specs import Spec, count_between, occurrences, upcoming
+from django_cadence.schedule.cron import parse_cron
+from django_cadence.schedule.specs import Spec, count_between, occurrences, upcoming
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 from django.test import override_settings
 
-from django_cadence.timefmt import format_instant, format_utc
+from django_cadence.schedule.timefmt import format_instant, format_utc
 
 WINTER = datetime(2026, 12, 5, 7, 30, 5, 681910, tzinfo=UTC)
 SUMMER = datetime(2026, 7, 5, 7, 30, 5, tzinfo=UTC)

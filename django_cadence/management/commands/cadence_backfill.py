@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo
 
 from django.core.management.base import BaseCommand, CommandError
 
-from django_cadence.backfill import backfill
-from django_cadence.clock import default_clock
+from django_cadence.engine.clock import default_clock
 from django_cadence.models import Schedule
+from django_cadence.ops.backfill import backfill
 
 from .cadence_prune import batch
 

@@ -14,8 +14,8 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from django_cadence.clock import default_clock
-from django_cadence.retention import Retention, prune
+from django_cadence.engine.clock import default_clock
+from django_cadence.ops.retention import Retention, prune
 
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _AGE_RE = re.compile(r"(\d+)([smhdw])")

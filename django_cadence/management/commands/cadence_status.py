@@ -13,9 +13,9 @@ from datetime import datetime
 
 from django.core.management.base import BaseCommand
 
-from django_cadence.clock import default_clock
-from django_cadence.payloads import escape_control
-from django_cadence.status import StatusReport, collect
+from django_cadence.engine.clock import default_clock
+from django_cadence.executors.payloads import escape_control
+from django_cadence.ops.status import StatusReport, collect
 
 
 class Command(BaseCommand):

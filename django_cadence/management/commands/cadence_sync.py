@@ -12,8 +12,8 @@ import socket
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from django_cadence.clock import default_clock
-from django_cadence.reconcile import InvalidDeclarations, reconcile
+from django_cadence.engine.clock import default_clock
+from django_cadence.ops.reconcile import InvalidDeclarations, reconcile
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@
 A spec's occurrences are a fixed set of UTC instants; every function here takes the instant
 to ask from (``after``) as an argument, so the planner, the admin preview and the tests all
 see the same answer (docs/design.md "Time" and "Specs and bounds"). Cron expressions and their
-DST rules live in :mod:`django_cadence.cron`; this module adds intervals, one-shots, the
+DST rules live in :mod:`django_cadence.schedule.cron`; this module adds intervals, one-shots, the
 bounds every kind shares, and jitter.
 """
 
@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from itertools import islice, takewhile
 from zoneinfo import ZoneInfo
 
-from django_cadence.cron import as_utc, cron_instants, is_fixed_time, validate_cron
 from django_cadence.exceptions import InvalidSpec
+from django_cadence.schedule.cron import as_utc, cron_instants, is_fixed_time, validate_cron
 
 __all__ = [
     "Spec",

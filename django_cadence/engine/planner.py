@@ -16,14 +16,16 @@ from itertools import islice, takewhile
 
 from django.db import transaction
 
-from . import batch_writes, policies, signals, specs
-from .batch_writes import PlannedRow
-from .conf import cadence_settings
-from .models import Attempt, Schedule, Status
-from .payloads import escape_control
-from .prepared import PreparedRead
+from .. import signals
+from ..conf import cadence_settings
+from ..executors.payloads import escape_control
+from ..models import Attempt, Schedule, Status
+from ..schedule import policies, specs
+from ..store import batch_writes
+from ..store.batch_writes import PlannedRow
+from ..store.prepared import PreparedRead
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("django_cadence.planner")
 
 MICROSECOND = timedelta(microseconds=1)
 

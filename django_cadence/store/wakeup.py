@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from django.db import connections, transaction
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("django_cadence.wakeup")
 
 CHANNEL = "django_cadence"
 

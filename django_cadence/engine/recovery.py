@@ -13,14 +13,16 @@ from datetime import datetime
 
 from django.db import transaction
 
-from . import policies, signals
-from .conf import cadence_settings
-from .models import Attempt, Status
-from .payloads import escape_control
-from .prepared import PreparedRead
-from .runner import maybe_pause, resolved_options
+from .. import signals
+from ..conf import cadence_settings
+from ..executors.payloads import escape_control
+from ..models import Attempt, Status
+from ..schedule import policies
+from ..store.prepared import PreparedRead
+from .leases import resolved_options
+from .outcomes import maybe_pause
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("django_cadence.recovery")
 
 
 def _any_expired(_shape: None, cutoff: datetime):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .models import Attempt, Schedule
-from .prepared import PreparedRead
+from ..models import Attempt, Schedule
+from ..store.prepared import PreparedRead
 
 
 def _next_due(_shape: None, _value: None):

@@ -11,7 +11,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from .exceptions import CadenceError
+from ..exceptions import CadenceError
 
 
 class EngineAlreadyRunning(CadenceError, RuntimeError):

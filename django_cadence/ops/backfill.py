@@ -24,10 +24,11 @@ from itertools import islice, takewhile
 
 from django.db import transaction
 
-from . import batch_writes, policies, specs
-from .batch_writes import PlannedRow
-from .models import Attempt, Schedule, Status, Trigger
-from .planner import overlap_states, planned_row  # the planner's own rows and states
+from ..engine.planner import overlap_states, planned_row
+from ..models import Attempt, Schedule, Status, Trigger
+from ..schedule import policies, specs
+from ..store import batch_writes
+from ..store.batch_writes import PlannedRow
 
 MICROSECOND = timedelta(microseconds=1)
 

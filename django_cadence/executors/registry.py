@@ -25,8 +25,8 @@ from typing import Any, NamedTuple, TypeVar
 
 from django.utils.module_loading import autodiscover_modules
 
-from .conf import cadence_settings
-from .exceptions import ExecutorNotAllowed, ExecutorNotFound, InvalidPayload
+from ..conf import cadence_settings
+from ..exceptions import ExecutorNotAllowed, ExecutorNotFound, InvalidPayload
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -20,12 +20,12 @@ from cron_descriptor import (
     get_description,
 )
 
+from ..exceptions import InvalidSpec
 from .cron import MACROS
-from .exceptions import InvalidSpec
 from .specs import validate_timezone
 
 if TYPE_CHECKING:
-    from .models import Schedule
+    from ..models import Schedule
 
 __all__ = ["describe_cron", "describe_interval", "describe_schedule", "format_in_zone", "zone"]
 

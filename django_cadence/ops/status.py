@@ -13,11 +13,11 @@ from typing import Any
 
 from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
-from . import next_event
-from .conf import cadence_settings
-from .models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker
-from .payloads import escape_control, redact_text
-from .timefmt import format_utc
+from ..conf import cadence_settings
+from ..engine import next_event
+from ..executors.payloads import escape_control, redact_text
+from ..models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker
+from ..schedule.timefmt import format_utc
 
 FAILING_WINDOW = timedelta(hours=24)
 ERROR_CHARS = 200

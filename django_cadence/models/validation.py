@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_duration
 
-from . import executors, payloads, specs
-from .conf import cadence_settings
-from .exceptions import CadenceError
+from ..conf import cadence_settings
+from ..exceptions import CadenceError
+from ..executors import payloads
+from ..executors import registry as executors
+from ..schedule import specs
 
 if TYPE_CHECKING:
-    from .models import Schedule
+    from . import Schedule
 
 # The fields each kind uses; the others must be empty.
 KIND_FIELDS = {

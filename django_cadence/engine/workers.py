@@ -10,7 +10,7 @@ import os
 import socket
 from datetime import datetime
 
-from .models import Worker
+from ..models import Worker
 
 
 def register(worker_id: str, now: datetime, *, concurrency: int) -> None:

@@ -14,8 +14,8 @@ import re
 import reprlib
 from typing import Any
 
-from .conf import cadence_settings
-from .exceptions import InvalidPayload
+from ..conf import cadence_settings
+from ..exceptions import InvalidPayload
 
 MAX_DEPTH = 32
 REDACTED = "********"

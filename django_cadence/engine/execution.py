@@ -14,9 +14,9 @@ from typing import Any
 
 from django.db import transaction
 
-from . import executors
-from .exceptions import Permanent
-from .payloads import outcome_or_none
+from ..exceptions import Permanent
+from ..executors import registry as executors
+from ..executors.payloads import outcome_or_none
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def run_try(claim, now_for_commit) -> TryResult:
 
 
 def _run_atomic(claim, func, now_for_commit) -> TryResult:
-    from .runner import record_success
+    from .outcomes import record_success
 
     try:
         with transaction.atomic():
@@ -74,7 +74,7 @@ def _child_main(path: str, payload: dict, context_fields: dict, conn) -> None:
     import django
 
     django.setup()
-    from .executors import AttemptContext, call, resolve
+    from ..executors.registry import AttemptContext, call, resolve
 
     context = AttemptContext(**context_fields)
     try:

@@ -22,16 +22,18 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
 
-from . import next_event, pg_timestamps, planner, reconcile, recovery, runner, status, workers
+from ..conf import cadence_settings
+from ..executors.payloads import escape_control
+from ..ops import reconcile, status
+from ..store import pg_timestamps
+from ..store.single_engine import SingleEngineLock
+from ..store.wakeup import Listener
+from . import leases, next_event, outcomes, planner, recovery, workers
 from .clock import Clock, DatabaseClock, default_clock
-from .conf import cadence_settings
 from .execution import TryResult, run_try
-from .payloads import escape_control
 from .pool import TryPool
-from .single_engine import SingleEngineLock
-from .wakeup import Listener
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("django_cadence.engine")
 
 
 def default_worker_id() -> str:
@@ -55,7 +57,7 @@ CLAIM_AHEAD_MAX_WAIT = 1.0
 
 @dataclass
 class _InFlight:
-    claim: runner.Claim
+    claim: leases.Claim
     done: threading.Event | None = None  # set when its thread has returned
     queued_at: float | None = None  # monotonic; set while it waits for a thread
 
@@ -83,7 +85,7 @@ class Engine:
         self.due_by: datetime | None = None  # --once: only what was due when it started
         self.claimed_last_tick = 0
         self._in_flight: dict[int, _InFlight] = {}
-        self._done: list[tuple[runner.Claim, TryResult]] = []
+        self._done: list[tuple[leases.Claim, TryResult]] = []
         self._done_lock = threading.Lock()
         self._wake = threading.Event()
         self._pool = TryPool(self.concurrency)
@@ -143,7 +145,7 @@ class Engine:
                 return
             # The clock, not an instant: a try's started_at, lease and deadline count from
             # the moment its row is locked.
-            claims = runner.claim(self.clock.now, worker=self.worker_id, slots=slots, due_by=due_by)
+            claims = leases.claim(self.clock.now, worker=self.worker_id, slots=slots, due_by=due_by)
             self.claimed_last_tick += len(claims)
             for claim in claims:
                 self._start(claim)
@@ -178,7 +180,7 @@ class Engine:
             return 1
         return min(CLAIM_AHEAD_MAX_ROUNDS, 1 + int(CLAIM_AHEAD_QUEUE_TIME / max(average, 1e-6)))
 
-    def _start(self, claim: runner.Claim) -> None:
+    def _start(self, claim: leases.Claim) -> None:
         flight = _InFlight(claim)
         self._in_flight[claim.attempt_id] = flight
         if self.inline:
@@ -240,9 +242,9 @@ class Engine:
         self._runtime_avg = None  # claim ahead again once tries are seen to be short
         for flight in stale:
             self._in_flight.pop(flight.claim.attempt_id, None)
-        runner.release([f.claim for f in stale], self.clock.now())
+        leases.release([f.claim for f in stale], self.clock.now())
 
-    def _finish(self, claim: runner.Claim, result: TryResult) -> None:
+    def _finish(self, claim: leases.Claim, result: TryResult) -> None:
         with self._done_lock:
             self._done.append((claim, result))
         self._wake.set()
@@ -267,13 +269,13 @@ class Engine:
             else:
                 self._record(claim, result, now)
                 self._in_flight.pop(claim.attempt_id, None)
-        runner.record_successes(successes, now)
+        outcomes.record_successes(successes, now)
         for claim, _ in successes:
             self._in_flight.pop(claim.attempt_id, None)
         with self._done_lock:
             del self._done[: len(batch)]
 
-    def _record(self, claim: runner.Claim, result: TryResult, now: datetime) -> None:
+    def _record(self, claim: leases.Claim, result: TryResult, now: datetime) -> None:
         """Every outcome but a plain success (those are written together, by the batch)."""
         if result.committed:
             return  # atomic: recorded inside the job's own transaction
@@ -285,9 +287,9 @@ class Engine:
             )
             return
         if claim.cancel_event.is_set():
-            runner.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
+            outcomes.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
         else:
-            runner.record_failure(claim, result.error, now, permanent=result.kind == "permanent")
+            outcomes.record_failure(claim, result.error, now, permanent=result.kind == "permanent")
 
     def _enforce_timeouts(self, now: datetime) -> None:
         for attempt_id, flight in list(self._in_flight.items()):
@@ -296,7 +298,7 @@ class Engine:
                 continue  # a queued try has not started; it is handed back before long
             claim.cancel_event.set()
             self._in_flight.pop(attempt_id)
-            runner.record_failure(
+            outcomes.record_failure(
                 claim, f"timed out after {claim.max_runtime.total_seconds():g} s", now
             )
 
@@ -307,7 +309,7 @@ class Engine:
         if self._registered:
             workers.beat(self.worker_id, now, in_flight=len(self._in_flight))
         claims = [f.claim for f in self._in_flight.values()]
-        for attempt_id in runner.renew(claims, now, worker=self.worker_id):
+        for attempt_id in leases.renew(claims, now, worker=self.worker_id):
             flight = self._in_flight.get(attempt_id)
             if flight and not flight.claim.cancel_event.is_set():
                 logger.info("attempt cancelling id=%s", attempt_id)
@@ -524,7 +526,7 @@ class Engine:
             for claim in claims:
                 claim.cancel_event.set()
             try:
-                runner.release(claims, self.clock.now())
+                leases.release(claims, self.clock.now())
             except DatabaseError as exc:
                 logger.error("could not release attempts (%s); their leases will expire", exc)
             self._in_flight.clear()

@@ -1,9 +1,9 @@
-"""The two durable records: ``Schedule`` (a rule producing instants) and ``Attempt``.
+"""``Schedule``: a rule producing instants, with its policies.
 
 The rules that must hold whoever writes a row (the engine, the admin, a migration, raw SQL)
-live in ``Meta.constraints``, not only in Python: one attempt per occurrence, the fields each
-kind needs, positive durations. Python validation (``clean``) gives the friendly message;
-the database is the last word.
+live in ``Meta.constraints``, not only in Python: the fields each kind needs, positive
+durations. Python validation (:mod:`.validation`) gives the friendly message; the database
+is the last word.
 """
 
 from __future__ import annotations
@@ -15,65 +15,16 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
-from . import specs
-from .describe import zone
-from .timefmt import format_instant
+from ..schedule import specs
+from .choices import Kind, Misfire, Overlap, in_choices
 from .validation import clean_schedule
+
+ZERO = timedelta(0)
 
 
 def default_timezone() -> str:
     """The project's ``TIME_ZONE``: cron fields are read there unless a schedule says otherwise."""
     return settings.TIME_ZONE or "UTC"
-
-
-class Kind(models.TextChoices):
-    CRON = "cron", "cron"
-    INTERVAL = "interval", "interval"
-    ONCE = "once", "once"
-
-
-class Overlap(models.TextChoices):
-    ALLOW = "allow", "allow"
-    SKIP_IF_RUNNING = "skip_if_running", "skip if running"
-    QUEUE = "queue", "queue"
-    BUFFER_ONE = "buffer_one", "buffer one"
-    REPLACE = "replace", "replace"
-
-
-class Misfire(models.TextChoices):
-    SKIP = "skip", "skip"
-    FIRE_ONCE = "fire_once", "fire once"
-    FIRE_ALL = "fire_all", "fire all"
-
-
-class Trigger(models.TextChoices):
-    SCHEDULE = "schedule", "schedule"
-    MANUAL = "manual", "manual"
-
-
-class Status(models.TextChoices):
-    PENDING = "pending", "pending"
-    RUNNING = "running", "running"
-    SUCCEEDED = "succeeded", "succeeded"
-    SKIPPED = "skipped", "skipped"
-    MISSED = "missed", "missed"
-    DEAD_LETTER = "dead_letter", "dead letter"
-    CANCELLED = "cancelled", "cancelled"
-
-
-TERMINAL_STATUSES = (
-    Status.SUCCEEDED,
-    Status.SKIPPED,
-    Status.MISSED,
-    Status.DEAD_LETTER,
-    Status.CANCELLED,
-)
-
-ZERO = timedelta(0)
-
-
-def _in_choices(field: str, choices: type[models.TextChoices]) -> Q:
-    return Q(**{f"{field}__in": choices.values})
 
 
 class ScheduleQuerySet(models.QuerySet["Schedule"]):
@@ -183,13 +134,13 @@ class Schedule(models.Model):
         )
         constraints = (
             models.CheckConstraint(
-                condition=_in_choices("kind", Kind), name="cadence_schedule_kind_valid"
+                condition=in_choices("kind", Kind), name="cadence_schedule_kind_valid"
             ),
             models.CheckConstraint(
-                condition=_in_choices("overlap", Overlap), name="cadence_schedule_overlap_valid"
+                condition=in_choices("overlap", Overlap), name="cadence_schedule_overlap_valid"
             ),
             models.CheckConstraint(
-                condition=_in_choices("misfire", Misfire), name="cadence_schedule_misfire_valid"
+                condition=in_choices("misfire", Misfire), name="cadence_schedule_misfire_valid"
             ),
             models.CheckConstraint(
                 condition=~Q(kind=Kind.CRON)
@@ -278,7 +229,7 @@ class Schedule(models.Model):
     # --- schedule math -------------------------------------------------------------------
 
     def spec(self, *, anchor: datetime | None = None) -> specs.Spec:
-        """The pure description of this schedule's instants, for :mod:`django_cadence.specs`."""
+        """The pure description of this schedule's instants, for the schedule math."""
         return specs.Spec(
             kind=self.kind,
             cron=self.cron or "",
@@ -331,102 +282,6 @@ class Schedule(models.Model):
         return self.next_run_at is None
 
 
-class AttemptQuerySet(models.QuerySet["Attempt"]):
-    def pending(self) -> AttemptQuerySet:
-        return self.filter(status=Status.PENDING)
-
-    def ready(self, now: datetime) -> AttemptQuerySet:
-        """Pending attempts whose start time (first try or retry) has come."""
-        return self.filter(status=Status.PENDING, retry_at__lte=now)
-
-    def running(self) -> AttemptQuerySet:
-        return self.filter(status=Status.RUNNING)
-
-    def expired(self, now: datetime) -> AttemptQuerySet:
-        """Running attempts whose lease ran out: their worker is presumed lost."""
-        return self.filter(status=Status.RUNNING, lease_until__lt=now)
-
-    def dead_letters(self) -> AttemptQuerySet:
-        return self.filter(status=Status.DEAD_LETTER)
-
-    def finished(self) -> AttemptQuerySet:
-        return self.filter(status__in=TERMINAL_STATUSES)
-
-
-class Attempt(models.Model):
-    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="attempts")
-    occurrence_at = models.DateTimeField()
-    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.SCHEDULE)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    tries = models.PositiveIntegerField(default=0)
-    retry_at = models.DateTimeField(
-        null=True, blank=True, help_text="When a pending attempt may next be tried."
-    )
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    outcome = models.JSONField(null=True, blank=True)
-    # NULL, not "", when unclaimed: a fenced write "WHERE claim_token = %s" never matches it.
-    claim_token = models.CharField(max_length=32, null=True, blank=True)  # noqa: DJ001
-    lease_until = models.DateTimeField(null=True, blank=True)
-    worker = models.CharField(max_length=200, blank=True)
-    recoveries = models.PositiveIntegerField(
-        default=0, help_text="Times this attempt was recovered from a lost worker."
-    )
-    cancel_requested = models.BooleanField(
-        default=False, help_text="Set to ask the running try to stop (replace overlap, cancel)."
-    )
-    history = models.JSONField(
-        default=list, blank=True, help_text="One entry per try: worker, timing, error."
-    )
-    created_at = models.DateTimeField(default=django_timezone.now)
-
-    objects = AttemptQuerySet.as_manager()
-
-    class Meta:
-        ordering = ("-occurrence_at", "-id")
-        indexes = (
-            models.Index(fields=("status", "retry_at"), name="cadence_attempt_ready_idx"),
-            models.Index(fields=("status", "lease_until"), name="cadence_attempt_lease_idx"),
-            models.Index(
-                fields=("schedule", "status", "occurrence_at"),
-                name="cadence_attempt_sched_idx",
-            ),
-            # The attempts changelist's default order (newest first) on millions of rows.
-            models.Index(fields=("occurrence_at",), name="cadence_attempt_occurrence_idx"),
-            # The same order within one status (dead letters, the status filter), and the
-            # first and last occurrence of a status for the admin's date hierarchy.
-            models.Index(fields=("status", "occurrence_at"), name="cadence_attempt_status_idx"),
-        )
-        constraints = (
-            models.UniqueConstraint(
-                fields=("schedule", "occurrence_at", "trigger"),
-                name="cadence_attempt_one_per_occurrence",
-            ),
-            models.CheckConstraint(
-                condition=_in_choices("status", Status), name="cadence_attempt_status_valid"
-            ),
-            models.CheckConstraint(
-                condition=_in_choices("trigger", Trigger), name="cadence_attempt_trigger_valid"
-            ),
-            models.CheckConstraint(
-                condition=~Q(status=Status.RUNNING)
-                | Q(claim_token__isnull=False, lease_until__isnull=False),
-                name="cadence_attempt_running_is_claimed",
-            ),
-            models.CheckConstraint(
-                condition=~Q(status=Status.PENDING) | Q(retry_at__isnull=False),
-                name="cadence_attempt_pending_has_retry_at",
-            ),
-        )
-
-    def __str__(self) -> str:
-        """``nightly · 2026-12-05 02:30:00 EST · dead letter``: the schedule's wall time."""
-        schedule = self.schedule
-        when = format_instant(self.occurrence_at, zone(schedule.timezone))
-        return f"{schedule.name} · {when} · {self.get_status_display()}"
-
-
 # --- Proxies for the admin -----------------------------------------------------------------
 #
 # Dead letters and retries get their own admin pages, and every admin action its own
@@ -449,93 +304,3 @@ class ScheduleOperation(Schedule):
             ("pause_schedule", "Can pause a schedule"),
             ("resume_schedule", "Can resume a schedule"),
         )
-
-
-class DeadLetterManager(models.Manager.from_queryset(AttemptQuerySet)):  # type: ignore[misc]
-    def get_queryset(self) -> AttemptQuerySet:
-        return super().get_queryset().filter(status=Status.DEAD_LETTER)
-
-
-class DeadLetter(Attempt):
-    """Attempts that ran out of tries or failed for good: an operator retries or discards them."""
-
-    objects = DeadLetterManager()
-
-    class Meta:
-        proxy = True
-        verbose_name = "dead letter"
-        default_permissions = ("view",)
-        permissions = (
-            ("retry_deadletter", "Can retry a dead letter"),
-            ("discard_deadletter", "Can discard (delete) a dead letter"),
-        )
-
-
-class RetryManager(models.Manager.from_queryset(AttemptQuerySet)):  # type: ignore[misc]
-    def get_queryset(self) -> AttemptQuerySet:
-        return super().get_queryset().filter(status=Status.PENDING, tries__gte=1)
-
-
-class Retry(Attempt):
-    """Pending attempts that already failed at least once and wait for their next try."""
-
-    objects = RetryManager()
-
-    class Meta:
-        proxy = True
-        verbose_name = "retry"
-        verbose_name_plural = "retries"
-        default_permissions = ("view",)
-        permissions = (
-            ("run_retry_now", "Can run a pending retry now"),
-            ("cancel_attempt", "Can cancel a pending or running attempt"),
-        )
-
-
-class WorkerQuerySet(models.QuerySet["Worker"]):
-    def live(self, now: datetime, timeout: timedelta) -> WorkerQuerySet:
-        """Workers that renewed their heartbeat within ``timeout`` and did not stop."""
-        return self.filter(stopped_at__isnull=True, heartbeat_at__gte=now - timeout)
-
-    def lost(self, now: datetime, timeout: timedelta) -> WorkerQuerySet:
-        """Workers that went silent without stopping: killed, frozen or cut off."""
-        return self.filter(stopped_at__isnull=True, heartbeat_at__lt=now - timeout)
-
-
-class Worker(models.Model):
-    """One ``run_cadence`` process, registered at start and renewed with its heartbeat."""
-
-    worker_id = models.CharField(max_length=200, unique=True)
-    host = models.CharField(max_length=255)
-    pid = models.PositiveIntegerField()
-    started_at = models.DateTimeField()
-    heartbeat_at = models.DateTimeField()
-    stopped_at = models.DateTimeField(null=True, blank=True)
-    in_flight = models.PositiveIntegerField(default=0)
-    concurrency = models.PositiveIntegerField(default=1)
-
-    objects = WorkerQuerySet.as_manager()
-
-    class Meta:
-        ordering = ("-heartbeat_at",)
-        indexes = (models.Index(fields=("heartbeat_at",), name="cadence_worker_heartbeat_idx"),)
-
-    def __str__(self) -> str:
-        return self.worker_id
-
-
-class Lock(models.Model):
-    """A named row that serialises rare fleet-wide operations, such as reconciling schedules.
-
-    Holding the lock means having updated its row in the current transaction: an ``UPDATE``
-    takes a row lock on PostgreSQL and MariaDB (and the write lock on SQLite), so the same
-    code serialises every backend, and the database releases it at commit, rollback or when
-    the holder's connection dies.
-    """
-
-    name = models.CharField(max_length=64, unique=True)
-    holder = models.CharField(max_length=200, blank=True)
-    acquired_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return self.name

@@ -3,7 +3,7 @@
 Two places declare them: ``CADENCE_SCHEDULES`` (schedule name -> dict of fields) and
 ``@job(schedule=...)`` (a schedule named after the job's path that runs the job). Nothing here
 touches the database: each declaration becomes an unsaved ``Schedule`` checked exactly as a
-form would check it (``full_clean``), so :mod:`django_cadence.reconcile` compares it field by
+form would check it (``full_clean``), so :mod:`django_cadence.ops.reconcile` compares it field by
 field with the row. A bad declaration raises :class:`DeclarationError` naming the schedule,
 where it was declared, and each bad field.
 """
@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_datetime
 
-from . import executors
-from .conf import cadence_settings
-from .exceptions import CadenceError
-from .validation import to_duration
+from ..conf import cadence_settings
+from ..exceptions import CadenceError
+from ..executors import registry as executors
+from ..models.validation import to_duration
 
 if TYPE_CHECKING:
-    from .models import Schedule
+    from ..models import Schedule
 
 TASK_EXECUTOR = "django_cadence.tasks.enqueue"
 
@@ -99,7 +99,7 @@ def collect() -> tuple[list[Declaration], list[DeclarationError]]:
 
 def build(declaration: Declaration) -> Schedule:
     """The declared schedule, unsaved and validated; ``DeclarationError`` lists what is wrong."""
-    from .models import Schedule
+    from ..models import Schedule
 
     errors: dict[str, list[str]] = {}
 
@@ -148,7 +148,7 @@ def _expand_task(declaration: Declaration, add) -> dict[str, Any]:
     for key in ("args", "kwargs"):
         if key in fields:
             payload[key] = fields.pop(key)
-    from .tasks import TaskNotUsable, check_task
+    from ..tasks import TaskNotUsable, check_task
 
     try:
         check_task(task)

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Count, Q
 
-from .models import TERMINAL_STATUSES, Attempt, Status
+from ..models import TERMINAL_STATUSES, Attempt, Status
 
 
 @dataclass(frozen=True)

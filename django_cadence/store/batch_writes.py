@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db import connections
 
-from .models import Attempt, Schedule, Status, Trigger
+from ..models import Attempt, Schedule, Status, Trigger
 
 
 def _names(using: str, model=Attempt) -> tuple[Any, str, Callable[[str], str]]:

@@ -1,7 +1,7 @@
 """Schedules as code: make the ``Schedule`` table match what code declares.
 
 ``reconcile()`` runs at engine start and from ``manage.py cadence_sync``. Declared schedules
-(:mod:`django_cadence.declarations`) are created, or updated in the fields code owns (spec,
+(:mod:`django_cadence.ops.declarations`) are created, or updated in the fields code owns (spec,
 executor, payload, policies); the operator's pause is kept. Code-owned schedules no longer
 declared are disabled, never deleted (their attempts are history). A row with a declared
 name that was made in the admin is adopted. The result is a diff, one line per change.
@@ -27,15 +27,16 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from . import declarations, signals
-from .clock import Clock
-from .conf import cadence_settings
+from .. import signals
+from ..conf import cadence_settings
+from ..engine.clock import Clock
+from ..exceptions import CadenceError
+from ..executors.payloads import redact
+from ..models import Lock, Schedule
+from . import declarations
 from .declarations import CODE_OWNED_FIELDS, DeclarationError
-from .exceptions import CadenceError
-from .models import Lock, Schedule
-from .payloads import redact
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("django_cadence.reconcile")
 
 LOCK_NAME = "reconcile"
 REMOVED_REASON = "removed from code: no longer declared in CADENCE_SCHEDULES or @job(schedule=...)"

@@ -1,0 +1,184 @@
+"""The fenced writes that end a try: success, failure (retry or dead letter), cancel.
+
+Invariant 3 (docs/design.md): every write is ``UPDATE ... WHERE id = %s AND claim_token = %s
+AND status = 'running'``. A worker whose lease was taken over matches no row, changes nothing,
+and logs that it lost the attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from .. import signals
+from ..executors.payloads import escape_control, redact_text
+from ..models import Attempt, Schedule, Status
+from ..schedule import policies
+from ..store import batch_writes
+from .leases import Claim, fenced
+
+logger = logging.getLogger("django_cadence.runner")
+
+MAX_ERROR_CHARS = 10_000
+
+
+def _history(c: Claim, now: datetime, result: str, error: str = "") -> list[dict]:
+    """The attempt's per-try log with this try appended (the claim read it; no re-read)."""
+    entry = {
+        "try": c.tries,
+        "worker": c.worker,
+        "started_at": c.started_at.isoformat(),
+        "finished_at": now.isoformat(),
+        "result": result,
+    }
+    if error:
+        entry["error"] = error[:2000]
+    return [*c.history, entry]
+
+
+def clean_error(text: str) -> str:
+    """Job-provided error text, with secrets scrubbed and bounded in size."""
+    return redact_text(text)[:MAX_ERROR_CHARS]
+
+
+def record_success(c: Claim, outcome: Any, now: datetime) -> bool:
+    """Fenced: mark the try succeeded; False if this worker no longer owns the attempt."""
+    return bool(record_successes([(c, outcome)], now))
+
+
+def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Claim]:
+    """Fenced, in one statement: mark these tries succeeded; returns the claims written.
+
+    A busy worker finishes many tries per tick; one UPDATE for all of them (each row's own
+    outcome and history picked by ``CASE`` on its id) replaces one round trip per try. The
+    fence is the row's token: a token names one try of one attempt (its id is the token's
+    suffix), so ``claim_token IN (...)`` matches exactly the rows still held by these tries.
+    """
+    if not results:
+        return []
+    claims = [c for c, _ in results]
+    written = batch_writes.end_in_success(
+        Attempt.objects.db,
+        {c.attempt_id: c.token for c in claims},
+        now=now,
+        outcomes={c.attempt_id: outcome for c, outcome in results},
+        histories={c.attempt_id: _history(c, now, "succeeded") for c in claims},
+    )
+    landed = claims
+    if written < len(claims):  # some leases were taken over: find which writes landed
+        ours = set(
+            Attempt.objects.filter(
+                pk__in=[c.attempt_id for c in claims],
+                claim_token__in=[c.token for c in claims],
+                status=Status.SUCCEEDED,
+            ).values_list("id", flat=True)
+        )
+        landed = [c for c in claims if c.attempt_id in ours]
+        for c in claims:
+            if c.attempt_id not in ours:
+                _fenced_out(c, 0, "succeeded")
+    for c in landed:
+        signals.attempt_succeeded.send(Attempt, **c.event())
+    return landed
+
+
+def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = False) -> str | None:
+    """Fenced: schedule a retry or dead-letter the attempt; returns the new status or None."""
+    plan = policies.plan_failure(
+        tries=c.tries,
+        max_attempts=c.max_attempts,
+        now=now,
+        base=c.retry_base,
+        cap=c.retry_cap,
+        key=c.idempotency_key,
+        permanent=permanent,
+    )
+    error = clean_error(error)
+    if plan.retry_at is not None:
+        written = fenced(c).update(
+            status=Status.PENDING,
+            retry_at=plan.retry_at,
+            claim_token=None,
+            lease_until=None,
+            error=error,
+            history=_history(c, now, "failed", error),
+        )
+        if not _fenced_out(c, written, "retry"):
+            return None
+        signals.attempt_failed.send(Attempt, error=error, retry_at=plan.retry_at, **c.event())
+        return Status.PENDING
+    written = fenced(c).update(
+        status=Status.DEAD_LETTER,
+        finished_at=now,
+        lease_until=None,
+        error=f"{error}\n[dead letter: {plan.reason}]"
+        if error
+        else f"[dead letter: {plan.reason}]",
+        history=_history(c, now, "failed", error),
+    )
+    if not _fenced_out(c, written, "dead_letter"):
+        return None
+    signals.attempt_failed.send(Attempt, error=error, retry_at=None, **c.event())
+    signals.attempt_dead_lettered.send(
+        Attempt,
+        attempt_id=c.attempt_id,
+        schedule=c.schedule_name,
+        occurrence_at=c.occurrence_at,
+        try_number=c.tries,
+        reason=plan.reason,
+    )
+    maybe_pause(c.schedule_id, c.pause_after_failures)
+    return Status.DEAD_LETTER
+
+
+def record_cancelled(c: Claim, now: datetime, reason: str) -> bool:
+    written = fenced(c).update(
+        status=Status.CANCELLED,
+        finished_at=now,
+        lease_until=None,
+        error=reason,
+        history=_history(c, now, "cancelled", reason),
+    )
+    if not _fenced_out(c, written, "cancelled"):
+        return False
+    logger.info(
+        "attempt cancelled id=%s schedule=%s", c.attempt_id, escape_control(c.schedule_name)
+    )
+    return True
+
+
+def _fenced_out(c: Claim, written: int, outcome: str) -> bool:
+    """True if the fenced write landed; else log that this worker lost the attempt."""
+    if written:
+        return True
+    logger.warning(
+        "attempt lost id=%s schedule=%s try=%s: lease taken over, %s not recorded",
+        c.attempt_id,
+        escape_control(c.schedule_name),
+        c.tries,
+        outcome,
+    )
+    return False
+
+
+def maybe_pause(schedule_id: int, pause_after_failures: int | None) -> bool:
+    """Auto-pause: disable a schedule whose last N occurrences all ended dead-lettered."""
+    if not pause_after_failures:
+        return False
+    recent = list(
+        Attempt.objects.filter(schedule_id=schedule_id, trigger="schedule")
+        .exclude(status__in=(Status.PENDING, Status.RUNNING, Status.MISSED))
+        .order_by("-occurrence_at")
+        .values_list("status", flat=True)[:pause_after_failures]
+    )
+    if not policies.should_pause(recent, pause_after_failures):
+        return False
+    reason = f"auto-paused: the last {pause_after_failures} occurrence(s) ended dead-lettered"
+    paused = Schedule.objects.filter(pk=schedule_id, enabled=True).update(
+        enabled=False, pause_reason=reason
+    )
+    if paused:
+        name = Schedule.objects.filter(pk=schedule_id).values_list("name", flat=True).first()
+        signals.schedule_paused.send(Schedule, schedule=name, reason=reason)
+    return bool(paused)

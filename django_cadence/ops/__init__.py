@@ -1,0 +1,1 @@
+"""Operations around the engine: status, retention, backfill, schedules declared in code."""

@@ -1,0 +1,1 @@
+"""Schedule math: cron, intervals, one-shots, policies and their words; pure, no ORM."""

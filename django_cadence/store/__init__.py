@@ -1,0 +1,1 @@
+"""Everything that differs by database vendor."""
