@@ -28,6 +28,7 @@ from .. import services
 from ..executors.registry import idempotency_key
 from ..models import Attempt, Status, Trigger
 from . import dates, display, operations
+from .object_actions import ObjectAction, ObjectActionsMixin
 
 COUNT_CAP = 10_000
 
@@ -80,8 +81,60 @@ class AttemptChangeList(ChangeList):
         return [f"admin/{app}/{model}/{name}", f"admin/{app}/{name}", f"admin/{name}"]
 
 
+def _retry(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
+    retried = services.retry(attempt.pk)
+    model_admin.log_change(request, retried, "Retried the dead letter.")
+    page = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
+    return f"“{attempt}” is sent back to pending with fresh tries.", messages.SUCCESS, page
+
+
+def _discard(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
+    if not operations.discard_dead_letters(request, [attempt.pk]):
+        raise services.InvalidTransition("it is not a dead letter any more; it was kept.")
+    page = reverse("admin:django_cadence_deadletter_changelist")
+    return f"“{attempt}” is discarded; the admin history keeps its error.", messages.SUCCESS, page
+
+
+def _cancel(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
+    cancelled = services.cancel(attempt.pk)
+    page = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
+    if cancelled.status == Status.CANCELLED:
+        model_admin.log_change(request, cancelled, "Cancelled.")
+        return f"“{attempt}” is cancelled.", messages.SUCCESS, page
+    model_admin.log_change(request, cancelled, "Asked to stop.")
+    return f"“{attempt}” is asked to stop; it ends cancelled.", messages.SUCCESS, page
+
+
+def _is_dead(attempt: Attempt) -> bool:
+    return attempt.status == Status.DEAD_LETTER
+
+
+ATTEMPT_ACTIONS = (
+    ObjectAction("retry", "Retry", operations.RETRY_DEAD_LETTER, _is_dead, _retry),
+    ObjectAction(
+        "discard",
+        "Discard",
+        operations.DISCARD_DEAD_LETTER,
+        _is_dead,
+        _discard,
+        confirm=(
+            "Discarding deletes this dead letter for good. It is recorded in the admin history "
+            "first, with its schedule, occurrence and error; to run it again instead, retry it."
+        ),
+    ),
+    ObjectAction(
+        "cancel",
+        "Cancel",
+        operations.CANCEL_ATTEMPT,
+        lambda a: a.status in (Status.PENDING, Status.RUNNING),
+        _cancel,
+    ),
+)
+
+
 @admin.register(Attempt)
-class AttemptAdmin(DALFModelAdmin):
+class AttemptAdmin(ObjectActionsMixin, DALFModelAdmin):
+    object_actions = ATTEMPT_ACTIONS
     # Columns for finding an attempt beside the sidebar and the filters at 1280 px: the
     # worker, the trigger and the timing are on its page (and the worker is searchable).
     list_display = ("occurrence", "schedule_name", "status_badge", "tries", "error_excerpt")

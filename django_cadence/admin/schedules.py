@@ -27,10 +27,11 @@ from .. import services
 from ..exceptions import CadenceError
 from ..executors.payloads import redact_text
 from ..models import Attempt, Kind, Schedule, Status
-from ..schedule.describe import describe_schedule
-from ..schedule.timefmt import format_utc
+from ..schedule.describe import describe_schedule, zone
+from ..schedule.timefmt import format_instant, format_utc
 from . import display, operations, preview
 from .forms import ScheduleForm
+from .object_actions import ObjectAction, ObjectActionsMixin
 from .recent import (
     STRIP_LENGTH,
     LastOutcomeFilter,
@@ -40,8 +41,56 @@ from .recent import (
 )
 
 
+def _run_now(force: bool) -> Any:
+    def run(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+        attempt = services.trigger(schedule, force=force)
+        how = "Ran now, bypassing the overlap policy" if force else "Ran now"
+        model_admin.log_change(
+            request, schedule, f"{how}: attempt {attempt.pk} is {attempt.status}."
+        )
+        url = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
+        if attempt.status == Status.SKIPPED:
+            policy = schedule.get_overlap_display()
+            text = f"“{schedule.name}” was not run: its overlap policy ({policy}) skipped it."
+            return text, messages.WARNING, ""
+        return f"“{schedule.name}” runs now: {attempt}.", messages.SUCCESS, url
+
+    return run
+
+
+def _pause(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+    reason = f"paused in the admin by {request.user.get_username()}"
+    services.pause(schedule, reason=reason)
+    model_admin.log_change(request, schedule, "Paused.")
+    return f"“{schedule.name}” is paused: nothing runs until it is resumed.", messages.SUCCESS, ""
+
+
+def _resume(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+    resumed = services.resume(schedule)
+    model_admin.log_change(request, schedule, "Resumed.")
+    when = format_instant(resumed.next_run_at, zone(resumed.timezone))
+    return f"“{schedule.name}” is resumed; its next run is {when}.", messages.SUCCESS, ""
+
+
+SCHEDULE_ACTIONS = (
+    ObjectAction(
+        "run", "Run now", operations.RUN_SCHEDULE, lambda s: s.enabled, _run_now(force=False)
+    ),
+    ObjectAction(
+        "force-run",
+        "Run now, bypassing overlap",
+        operations.FORCE_RUN_SCHEDULE,
+        lambda s: s.enabled,
+        _run_now(force=True),
+    ),
+    ObjectAction("pause", "Pause", operations.PAUSE_SCHEDULE, lambda s: s.enabled, _pause),
+    ObjectAction("resume", "Resume", operations.RESUME_SCHEDULE, lambda s: not s.enabled, _resume),
+)
+
+
 @admin.register(Schedule)
-class ScheduleAdmin(admin.ModelAdmin):
+class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
+    object_actions = SCHEDULE_ACTIONS
     form = ScheduleForm
     # Four columns fit beside the navigation sidebar and the filters at 1280 px: the zone is
     # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, and the

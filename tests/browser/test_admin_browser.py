@@ -234,3 +234,46 @@ def test_retry_a_dead_letter_and_see_it_succeed(page, shoot, demo, tmp_path):
     expect(attempts.filter(has_text="import-invoices").first).to_contain_text("succeeded")
     expect(attempts.filter(has_text="flaky-every-15s").first).to_contain_text("pending")
     shoot("attempts")
+
+
+def test_operations_on_the_object_pages(page, shoot, demo):
+    """Run now, pause and resume from a schedule's page; retry and discard from an attempt's."""
+    log_in(page)
+    hello = demo["hello-every-10s"]
+    page.goto(f"{ADMIN}/schedule/{hello.pk}/change/")
+    tools = page.locator(".object-tools")
+    expect(tools.get_by_role("button", name="Resume")).to_have_count(0)
+    shoot("schedule-operations")
+
+    tools.get_by_role("button", name="Run now", exact=True).click()
+    expect(page.locator(".messagelist .success")).to_contain_text("“hello-every-10s” runs now")
+    # The new attempt's page.
+    expect(page.locator("#content > h2")).to_contain_text("hello-every-10s · ")
+    assert hello.attempts.filter(trigger="manual").count() == 1
+
+    page.goto(f"{ADMIN}/schedule/{hello.pk}/change/")
+    tools.get_by_role("button", name="Pause").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("is paused")
+    expect(tools.get_by_role("button", name="Run now", exact=True)).to_have_count(0)
+    tools.get_by_role("button", name="Resume").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("is resumed; its next run is")
+    assert Schedule.objects.get(pk=hello.pk).enabled
+
+    dead = Attempt.objects.get(schedule=demo["flaky-every-15s"], status=Status.DEAD_LETTER)
+    page.goto(f"{ADMIN}/attempt/{dead.pk}/change/")
+    expect(page.locator("#content > h2")).to_contain_text("flaky-every-15s · ")
+    expect(page.locator("#content > h2")).to_contain_text(" · dead letter")
+    expect(page.locator(".field-retry_when")).to_have_count(0)  # not on a dead letter
+    expect(page.locator(".cadence-headline")).to_have_text(
+        "RuntimeError: flaky job failed (failure_rate=0.4)"
+    )
+    tools.get_by_role("button", name="Discard").click()
+    expect(page.locator("#content")).to_contain_text("Discarding deletes this dead letter")
+    page.get_by_role("link", name="No, take me back").click()
+    tools.get_by_role("button", name="Retry").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("sent back to pending")
+    expect(page.locator(".field-status_badge .cadence-badge")).to_have_text("pending")
+    expect(page.locator(".field-retry_when")).to_be_visible()
+    tools.get_by_role("button", name="Cancel").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("is cancelled")
+    assert Attempt.objects.get(pk=dead.pk).status == Status.CANCELLED
