@@ -146,6 +146,8 @@ class AttemptAdmin(ObjectActionsMixin, DALFModelAdmin):
         "trigger",
     )
     date_hierarchy = "occurrence_at"
+    search_fields = ("schedule__name", "error", "worker")
+    search_help_text = "Search by schedule name, error text or worker."
     change_list_template = "django_cadence/admin/attempt_change_list.html"
     show_full_result_count = False
     paginator = CappedCountPaginator

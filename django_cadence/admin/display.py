@@ -19,7 +19,7 @@ from typing import Any
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..executors.payloads import redact, redact_text
+from ..executors.payloads import headline, redact, redact_text
 from ..models import Status
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant, format_utc
@@ -28,7 +28,6 @@ EXCERPT_CHARS = 120
 TOOLTIP_CHARS = 1000
 # Characters redacted past a cut: a long secret replaced by ******** leaves enough to show.
 REDACT_MARGIN = 200
-TRACEBACK_HEAD = "Traceback (most recent call last):"
 STATUS_LABELS = dict(Status.choices)
 
 
@@ -152,22 +151,6 @@ def scrubbed(text: str, length: int) -> str:
     key cut short leaves no value to hide.
     """
     return redact_text(text[: length + REDACT_MARGIN])[:length]
-
-
-def headline(text: str) -> str:
-    """The line that says what went wrong: a traceback's exception line, else the first line.
-
-    Errors recorded by the engine are whole tracebacks, whose first line is always
-    ``Traceback (most recent call last):``; the exception (``module.Error: message``) is the
-    first unindented line after the frames of the last traceback (the last of a chain).
-    """
-    lines = text.strip().splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith(TRACEBACK_HEAD)]
-    if starts:
-        for line in lines[starts[-1] + 1 :]:
-            if line.strip() and not line[0].isspace():
-                return line
-    return lines[0] if lines else ""
 
 
 def instant(value: datetime | None, tz_name: str | None = None) -> SafeString | str:

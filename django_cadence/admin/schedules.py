@@ -121,10 +121,10 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
             {
                 "fields": (
                     "kind",
+                    "timezone",
                     "cron",
                     "interval",
                     "run_at",
-                    "timezone",
                     "start_at",
                     "end_at",
                     "max_occurrences",

@@ -167,7 +167,7 @@ def test_the_preview_follows_the_cron_expression(page, shoot):
     page.fill("#id_cron", "30 2 * * *")
     expect(preview.locator(".cadence-description")).to_have_text("At 02:30 (America/New_York)")
     expect(items).to_have_count(10)
-    expect(items.first).to_contain_text(re.compile(r" 02:30 E[SD]T"))
+    expect(items.first).to_contain_text(re.compile(r" 02:30:00 E[SD]T"))
     nightly = preview.inner_text()
     # The whole preview at the bottom of the screen, the spec fields above it.
     preview.evaluate("box => box.scrollIntoView({block: 'end'})")
@@ -179,7 +179,7 @@ def test_the_preview_follows_the_cron_expression(page, shoot):
     )
     expect(items).to_have_count(10)
     assert preview.inner_text() != nightly
-    minutes = [re.search(r":(\d\d) E[SD]T", text)[1] for text in items.all_inner_texts()]
+    minutes = [re.search(r":(\d\d):00 E[SD]T", text)[1] for text in items.all_inner_texts()]
     assert set(minutes) <= {"00", "15", "30", "45"}
 
     page.fill("#id_cron", "61 * * * *")

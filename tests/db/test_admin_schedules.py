@@ -314,3 +314,27 @@ def test_admin_restore_secrets_replaces_only_untouched_redactions():
         "items": [{"token": "t1"}, {"token": "t2"}],
         "name": "********",  # not a secret key: the mark is what the operator typed
     }
+
+
+@override_settings(TIME_ZONE="Europe/Paris")
+def test_admin_form_datetimes_are_wall_times_in_the_schedules_zone(admin_client):
+    """Run at, start at and end at are typed (and shown) in the schedule's zone, not TIME_ZONE."""
+    data = form_data(
+        name="tokyo-once",
+        kind="once",
+        cron="",
+        timezone="Asia/Tokyo",
+        run_at_0="2027-07-01",
+        run_at_1="08:00:00",
+        start_at_0="2027-06-01",
+        start_at_1="00:00:00",
+    )
+    response = admin_client.post(ADD, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    schedule = Schedule.objects.get(name="tokyo-once")
+    assert schedule.run_at == datetime(2027, 6, 30, 23, tzinfo=UTC)
+    assert schedule.start_at == datetime(2027, 5, 31, 15, tzinfo=UTC)
+    html = admin_client.get(change_url(schedule)).content.decode()
+    assert 'name="run_at_0" value="2027-07-01"' in html
+    assert 'name="run_at_1" value="08:00:00"' in html
+    assert "Wall time in the schedule's time zone" in html
