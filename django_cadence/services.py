@@ -12,13 +12,12 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from . import signals
+from . import signals, store
 from .engine.planner import overlap_states
 from .exceptions import CadenceError
 from .executors.payloads import escape_control
 from .models import Attempt, Schedule, Status, Trigger
 from .schedule import policies
-from .store.wakeup import notify_change
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +77,7 @@ def trigger(
             )
             if admission.cancel_running:
                 Attempt.objects.running().filter(schedule=target).update(cancel_requested=True)
-            notify_change()
+            store.of().notify_change()
     logger.info(
         "attempt triggered id=%s schedule=%s status=%s force=%s",
         attempt.pk,
@@ -104,7 +103,7 @@ def retry_now(ids, *, now: datetime | None = None) -> list[Attempt]:
         )
         Attempt.objects.filter(pk__in=[row.pk for row in waiting]).update(retry_at=now)
         if waiting:
-            notify_change()
+            store.of().notify_change()
     return waiting
 
 
@@ -145,7 +144,7 @@ def retry(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
     )
     if not updated:
         raise InvalidTransition(f"Attempt {pk} is not a dead letter; only dead letters retry.")
-    notify_change()
+    store.of().notify_change()
     logger.info("attempt retried id=%s", pk)
     return Attempt.objects.get(pk=pk)
 

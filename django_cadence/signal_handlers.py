@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import logging
 
-from . import signals
+from . import signals, store
 from .executors.payloads import escape_control
-from .store.wakeup import notify_change
 
 logger = logging.getLogger("django_cadence.events")
 
 
 def schedule_saved(sender, instance, using, **kwargs) -> None:
-    notify_change(using)
+    store.of(using).notify_change()
 
 
 def _iso(value) -> str:

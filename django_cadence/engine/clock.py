@@ -11,7 +11,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from django.db import connections
+from .. import store
 
 
 class Clock(Protocol):
@@ -25,15 +25,6 @@ class SystemClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC)
-
-
-# The server's time at the moment of the query, even inside a transaction: PostgreSQL's
-# CURRENT_TIMESTAMP is the transaction's start (an atomic job's commit reads the clock late in
-# its transaction); MariaDB's UTC_TIMESTAMP is the statement's start.
-_NOW_SQL = {
-    "postgresql": "SELECT clock_timestamp()",
-    "mysql": "SELECT UTC_TIMESTAMP(6)",
-}
 
 
 class DatabaseClock:
@@ -67,20 +58,11 @@ class DatabaseClock:
 
     def read(self) -> datetime:
         """One reading of the server's clock; the local clock where the server has none."""
-        connection = connections[self.using]
-        sql = _NOW_SQL.get(connection.vendor)
-        if sql is None:
-            return datetime.now(UTC)
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            (value,) = cursor.fetchone()
-        if isinstance(value, str):
-            value = datetime.fromisoformat(value)
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return store.of(self.using).read_now()
 
 
 def default_clock(using: str = "default") -> Clock:
     """The database clock where the server has one worth trusting over ours, else the local."""
-    if connections[using].vendor in _NOW_SQL:
+    if store.of(using).has_server_clock:
         return DatabaseClock(using)
     return SystemClock()

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connections, transaction
+from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 
-from .. import signals
+from .. import signals, store
 from ..conf import cadence_settings
 from ..executors import registry as executors
 from ..executors.payloads import escape_control
@@ -144,7 +144,7 @@ def claim(
         # One statement reads and locks the candidates and their schedules (a schedule
         # locked by another worker leaves its attempts to a later tick).
         candidates = _CANDIDATES.rows(
-            using, _window(slots), due_by, setup=_index_order_setup(using)
+            using, _window(slots), due_by, setup=store.of(using).claim_setup_sql
         )
         if not candidates:
             return []
@@ -184,20 +184,6 @@ def _window(slots: int) -> int:
     """
     wanted = slots + max(4, slots // 4)
     return 1 << (wanted - 1).bit_length()
-
-
-def _index_order_setup(using: str) -> str:
-    """A statement that keeps PostgreSQL from sorting the whole backlog for every claim.
-
-    The ready attempts are counted from statistics that predate a burst: a thousand
-    one-shots planned at one instant, or a backlog after an outage, look like a handful of
-    rows. The planner then reads, joins and filters every ready attempt and sorts them, to
-    lock the first dozen: a claim grows with the backlog, and draining it grows with its
-    square. With sorting off for the claim's transaction, the ready index's order is read
-    and the read stops at the window. MariaDB already reads that index in order, and SQLite
-    has one writer and small tables.
-    """
-    return "SET LOCAL enable_sort = off" if connections[using].vendor == "postgresql" else ""
 
 
 # What a claim reads: the attempt's own fields and its schedule's run settings.

@@ -22,12 +22,10 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
 
+from .. import store
 from ..conf import cadence_settings
 from ..executors.payloads import escape_control
 from ..ops import reconcile, status
-from ..store import pg_timestamps
-from ..store.single_engine import SingleEngineLock
-from ..store.wakeup import Listener
 from . import leases, next_event, outcomes, planner, recovery, workers
 from .clock import Clock, DatabaseClock, default_clock
 from .execution import TryResult, run_try
@@ -369,7 +367,7 @@ class Engine:
         shutdown_grace: float | None = None,
     ) -> None:
         """Tick until ``stop`` is set (or, with ``once``, until what was due has run)."""
-        lock = SingleEngineLock.for_connection(connections[self.using])
+        lock = store.of(self.using).engine_lock()
         lock.acquire()
         logger.info(
             "engine started worker=%s concurrency=%s max_tick=%s",
@@ -385,7 +383,7 @@ class Engine:
         with contextlib.suppress(DatabaseError):
             workers.register(self.worker_id, self.clock.now(), concurrency=self.concurrency)
             self._registered = True
-        listener = None if once else Listener.start_for(self._notice, self.using)
+        listener = None if once else store.of(self.using).start_listener(self._notice)
         try:
             self._loop(stop, once=once)
             self._drain(
@@ -499,7 +497,7 @@ class Engine:
         connection.ensure_connection()
         if connection.connection is not self._session:
             self._session = connection.connection
-            pg_timestamps.use_native_loader(connection)
+            store.of(self.using).set_up_engine_session()
 
     def _close_connection(self) -> None:
         with contextlib.suppress(DatabaseError):

@@ -3,11 +3,10 @@ their open attempts, insert the new ones, advance their slots), start a batch of
 end a batch of them in success.
 
 Through the ORM, building and compiling these statements (an expression per column, a
-``CASE`` per row) cost a worker more CPU than the database spent running them, once per
-batch: a millisecond or more each, on every tick. They are written here once per database
-instead: the columns come from the model, values are
+``CASE`` per row) costs a worker more CPU than the database spends running them, on every
+tick. They are written here once instead: the columns come from the model, values are
 adapted the way the model's fields adapt them, and what differs between databases (joining
-a string to a number, typing a JSON parameter, passing a list) is spelled out per vendor.
+a string to a number, typing a JSON parameter, passing a list) is asked of the store.
 The fences of invariant 3 are the same as everywhere: ``claim_token`` and ``status``.
 """
 
@@ -22,6 +21,8 @@ from typing import Any
 from django.db import connections
 
 from ..models import Attempt, Schedule, Status, Trigger
+from . import of as store_of
+from .base import Store
 
 
 def _names(using: str, model=Attempt) -> tuple[Any, str, Callable[[str], str]]:
@@ -35,45 +36,12 @@ def _names(using: str, model=Attempt) -> tuple[Any, str, Callable[[str], str]]:
     )
 
 
-def _in(column: str, values: Sequence[Any], vendor: str) -> tuple[str, list[Any]]:
-    """``column`` (quoted) among ``values``: one array parameter on PostgreSQL, else a list."""
-    if vendor == "postgresql":
-        if all(type(v) is int for v in values):
-            return f"{column} = ANY(%s::bigint[])", [_array_literal(values)]
-        return f"{column} = ANY(%s)", [list(values)]
-    return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
-
-
-def _array_literal(values: Sequence[int | datetime | None]) -> str:
-    """A PostgreSQL array of integers or instants, as the text of its literal.
-
-    The driver quotes a list element by element, escaping each: for the few thousand values
-    of a planned batch that cost more CPU than the database spent inserting them. Integers
-    and ISO 8601 instants hold no character an array literal must escape (no quote, comma,
-    brace, backslash or space), so their text is joined as it is, and the driver quotes one
-    string. A cast in the statement gives the array its type.
-    """
-    return "{%s}" % ",".join(  # noqa: UP031 - braces are the literal's own
-        "NULL" if v is None else v.isoformat() if isinstance(v, datetime) else str(int(v))
-        for v in values
-    )
-
-
-def _token_of_id(vendor: str, id_column: str) -> str:
-    """A new claim token: the batch's random prefix (a parameter), then the row's id."""
-    if vendor == "postgresql":
-        return f"(%s || {id_column}::text)"
-    if vendor == "mysql":
-        return f"CONCAT(%s, {id_column})"
-    return f"(%s || {id_column})"
-
-
 def open_attempt_counts(using: str, schedule_ids: Sequence[int]) -> list[tuple[int, str, int]]:
     """``(schedule_id, status, count)`` of the pending and running attempts of the schedules."""
     if not schedule_ids:
         return []
     connection, table, column = _names(using)
-    where, where_params = _in(column("schedule"), schedule_ids, connection.vendor)
+    where, where_params = store_of(using).in_list(column("schedule"), schedule_ids)
     sql = (
         f"SELECT {column('schedule')}, {column('status')}, COUNT(*) FROM {table} "  # noqa: S608
         f"WHERE {where} AND {column('status')} IN (%s, %s) "
@@ -96,7 +64,7 @@ def advance_schedules(
     """Move the schedules' slot and add to their counters (in SQL, from what was planned)."""
     connection, table, column = _names(using, Schedule)
     ops = connection.ops
-    where, where_params = _in(column("id"), ids, connection.vendor)
+    where, where_params = store_of(using).in_list(column("id"), ids)
     sql = (
         f"UPDATE {table} SET {column('next_run_at')} = %s, "  # noqa: S608
         f"{column('last_run_at')} = %s, "
@@ -119,12 +87,12 @@ def start_tries(
 ) -> int:
     """Mark the claimed attempts running for ``worker``: token ``batch + id``, one more try."""
     connection, table, column = _names(using)
-    vendor, adapt = connection.vendor, connection.ops
-    where, where_params = _in(column("id"), ids, vendor)
+    store, adapt = store_of(using), connection.ops
+    where, where_params = store.in_list(column("id"), ids)
     # Model identifiers and placeholders only: nothing user-supplied is spliced in.
     sql = (
         f"UPDATE {table} SET {column('status')} = %s, "  # noqa: S608
-        f"{column('claim_token')} = {_token_of_id(vendor, column('id'))}, "
+        f"{column('claim_token')} = {store.token_of_id(column('id'))}, "
         f"{column('lease_until')} = %s, {column('worker')} = %s, "
         f"{column('tries')} = {column('tries')} + 1, {column('started_at')} = %s, "
         f"{column('cancel_requested')} = %s WHERE {where}"
@@ -154,12 +122,12 @@ def end_in_success(
     """Fenced: mark the tries holding ``tokens`` (by attempt id) succeeded, each with its own
     outcome and history; returns how many rows were still held and changed."""
     connection, table, column = _names(using)
-    vendor, adapt = connection.vendor, connection.ops
+    store, adapt = store_of(using), connection.ops
     ids = list(tokens)
-    outcome_sql, outcome_params = _per_row(column("id"), outcomes, vendor)
-    history_sql, history_params = _per_row(column("id"), histories, vendor)
-    by_id, id_params = _in(column("id"), ids, vendor)
-    by_token, token_params = _in(column("claim_token"), list(tokens.values()), vendor)
+    outcome_sql, outcome_params = _per_row(store, column("id"), outcomes)
+    history_sql, history_params = _per_row(store, column("id"), histories)
+    by_id, id_params = store.in_list(column("id"), ids)
+    by_token, token_params = store.in_list(column("claim_token"), list(tokens.values()))
     sql = (
         f"UPDATE {table} SET {column('status')} = %s, {column('finished_at')} = %s, "  # noqa: S608
         f"{column('outcome')} = {outcome_sql}, {column('lease_until')} = NULL, "
@@ -181,19 +149,18 @@ def end_in_success(
         return cursor.rowcount
 
 
-def _per_row(id_column: str, values: dict[int, Any], vendor: str) -> tuple[str, list[Any]]:
+def _per_row(store: Store, id_column: str, values: dict[int, Any]) -> tuple[str, list[Any]]:
     """A JSON value per row: one parameter if every row gets the same JSON, else a ``CASE``.
 
     Values are dumped as the model's JSONField dumps them (``json.dumps``, no encoder), so
     ``None`` is JSON ``null``, as the ORM writes it for a JSON value.
     """
     dumped = {pk: json.dumps(value) for pk, value in values.items()}
-    cast = "CAST({} AS jsonb)" if vendor == "postgresql" else "{}"
     if len(set(dumped.values())) == 1:
-        return cast.format("%s"), [next(iter(dumped.values()))]
+        return store.json_value("%s"), [next(iter(dumped.values()))]
     whens = " ".join(["WHEN %s THEN %s"] * len(dumped))
     params = [item for pair in dumped.items() for item in pair]
-    return cast.format(f"CASE {id_column} {whens} END"), params
+    return store.json_value(f"CASE {id_column} {whens} END"), params
 
 
 # The planner's rows: what varies per row is a parameter; the rest is each column's default
@@ -247,17 +214,9 @@ def insert_planned(using: str, rows: Sequence[PlannedRow], *, now: datetime) -> 
     if not rows:
         return
     connection, table, column = _names(using)
-    vendor, ops = connection.vendor, connection.ops
     fields = [Attempt._meta.get_field(name) for name in _PLANNED_COLUMNS]
     columns = [column(name) for name in (*_PLANNED_COLUMNS, *_NEW_ATTEMPT_DEFAULTS)]
-    json_param = "CAST(%s AS jsonb)" if vendor == "postgresql" else "%s"
-    row_sql = "({})".format(
-        ", ".join(
-            [json_param if f.name == "outcome" else "%s" for f in fields]
-            + list(_NEW_ATTEMPT_DEFAULTS.values())
-        )
-    )
-    adapt = ops.adapt_datetimefield_value
+    adapt = connection.ops.adapt_datetimefield_value
     created = adapt(now)
     values = [
         (
@@ -273,52 +232,6 @@ def insert_planned(using: str, rows: Sequence[PlannedRow], *, now: datetime) -> 
         )
         for row in rows
     ]
-    if vendor == "postgresql":
-        _insert_planned_as_arrays(connection, table, fields, columns, values)
-        return
-    insert = "INSERT IGNORE" if vendor == "mysql" else "INSERT OR IGNORE"
-    limit = connection.features.max_query_params or 65535
-    per_statement = max(1, min(1000, limit // len(fields)))
-    with connection.cursor() as cursor:
-        for start in range(0, len(values), per_statement):
-            chunk = values[start : start + per_statement]
-            sql = (
-                f"{insert} INTO {table} ({', '.join(columns)}) "
-                f"VALUES {', '.join([row_sql] * len(chunk))}"
-            )
-            cursor.execute(sql, [value for row in chunk for value in row])
-
-
-def _insert_planned_as_arrays(
-    connection, table: str, fields, columns: list[str], values: list[tuple]
-) -> None:
-    """PostgreSQL: one array per column that varies, unnested into rows, and one parameter
-    per column that holds the same value in every row (a burst's status, trigger and
-    ``created_at``; a pending row's empty error). The statement's text depends only on which
-    columns vary, not on the batch size: a ``VALUES`` list with a placeholder per value is
-    new text for every batch, and the driver splits and quotes thousands of placeholders.
-    """
-    selected, arrays, names, params, array_params = [], [], [], [], []
-    for i, (field, column_values) in enumerate(zip(fields, zip(*values, strict=True), strict=True)):
-        is_json = field.name == "outcome"
-        sql_type = "text" if is_json else field.db_type(connection)
-        first = column_values[0]
-        if all(v == first for v in column_values):
-            expression = f"%s::{sql_type}"
-            params.append(first)
-        else:
-            name = f"c{i}"
-            names.append(name)
-            arrays.append(f"%s::{sql_type}[]")
-            literal = sql_type in ("bigint", "integer", "timestamp with time zone")
-            array_params.append(_array_literal(column_values) if literal else list(column_values))
-            expression = name
-        selected.append(f"CAST({expression} AS jsonb)" if is_json else expression)
-    source = f"FROM unnest({', '.join(arrays)}) AS planned({', '.join(names)}) " if arrays else ""
-    sql = (
-        f"INSERT INTO {table} ({', '.join(columns)}) "
-        f"SELECT {', '.join(selected + list(_NEW_ATTEMPT_DEFAULTS.values()))} "
-        f"{source}ON CONFLICT DO NOTHING"
+    store_of(using).insert_rows(
+        table, fields, columns, values, list(_NEW_ATTEMPT_DEFAULTS.values())
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params + array_params)  # the SELECT's scalars, then the arrays

@@ -7,7 +7,7 @@ from django.db import connection
 from django.forms.models import model_to_dict
 
 from django_cadence.models import Attempt
-from django_cadence.store import batch_writes
+from django_cadence.store import batch_writes, postgresql
 
 pytestmark = pytest.mark.django_db
 SECOND = timedelta(seconds=1)
@@ -90,7 +90,7 @@ def test_a_single_planned_row_reads_back_as_the_orm_writes_it(schedule_at, clock
 
 def test_an_array_literal_holds_integers_instants_and_nulls(clock):
     at = clock.now()
-    text = batch_writes._array_literal([7, None, at])
+    text = postgresql.array_literal([7, None, at])
     assert text == "{7,NULL," + at.isoformat() + "}"
     assert not set(at.isoformat()) & set('{}",\\ ')  # nothing the literal must escape
 

@@ -11,7 +11,7 @@ from django.db import connection
 
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Schedule
-from django_cadence.store import pg_timestamps
+from django_cadence.store import postgresql as pg_timestamps
 
 pytestmark = pytest.mark.django_db
 

@@ -6,13 +6,13 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from django_cadence.store.wakeup import Listener
+from django_cadence import store
 
 
 @pytest.mark.django_db(transaction=True)
 def test_wakeup_saving_a_schedule_wakes_listening_engines(make_schedule):
     woken = threading.Event()
-    listener = Listener.start_for(woken.set)
+    listener = store.of().start_listener(woken.set)
     if connection.vendor != "postgresql":
         # Other backends have no notifications: engines rely on the bounded tick.
         assert listener is None

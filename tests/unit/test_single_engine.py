@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from django_cadence.store.single_engine import EngineAlreadyRunning, SingleEngineLock
+from django_cadence.store.sqlite import EngineAlreadyRunning, SingleEngineLock
 
 
 def sqlite_connection(name):

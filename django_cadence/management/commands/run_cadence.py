@@ -21,7 +21,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django_cadence import metrics
 from django_cadence.conf import cadence_settings
 from django_cadence.engine.loop import Engine
-from django_cadence.store.single_engine import EngineAlreadyRunning
+from django_cadence.store.sqlite import EngineAlreadyRunning
 
 logger = logging.getLogger("django_cadence.engine")
 

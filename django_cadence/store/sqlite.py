@@ -1,4 +1,4 @@
-"""One engine per SQLite database file, enforced with an OS file lock.
+"""SQLite: one engine per database file, enforced with an OS file lock; the local clock.
 
 SQLite has no row locks to share work safely between engines, so a second ``run_cadence``
 on the same file must refuse to start rather than double-fire. The lock lives beside the
@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from ..exceptions import CadenceError
+from .base import Store
 
 
 class EngineAlreadyRunning(CadenceError, RuntimeError):
@@ -28,9 +29,7 @@ class SingleEngineLock:
 
     @classmethod
     def for_connection(cls, connection) -> SingleEngineLock:
-        """A lock for a file-backed SQLite database; a no-op for every other backend."""
-        if connection.vendor != "sqlite":
-            return cls(None)
+        """A lock for a file-backed SQLite database; a no-op for an in-memory one."""
         name = str(connection.settings_dict.get("NAME") or "")
         if not name or name == ":memory:" or name.startswith("file:"):
             return cls(None)
@@ -67,4 +66,11 @@ class SingleEngineLock:
             self._fd = None
 
 
-__all__ = ["EngineAlreadyRunning", "SingleEngineLock"]
+class SQLiteStore(Store):
+    """One writer at a time and no row locks: one engine per database file."""
+
+    vendor = "sqlite"
+    one_engine_per_file = True
+
+    def engine_lock(self) -> SingleEngineLock:
+        return SingleEngineLock.for_connection(self.connection)

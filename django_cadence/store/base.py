@@ -1,0 +1,142 @@
+"""What the engine asks of a database, and the SQL that differs from one database to another.
+
+In the spirit of Django's ``DatabaseFeatures`` and ``DatabaseOperations``: a store says what
+its database can do (the ``has_*`` features) and spells the statements that differ. There is
+one subclass per vendor, chosen by :func:`django_cadence.store.of`; code outside this folder
+asks the store, never ``connection.vendor``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Protocol
+
+from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+
+class EngineLock(Protocol):
+    """Held by a running engine for its whole life (see ``Store.engine_lock``)."""
+
+    def acquire(self) -> None: ...
+
+    def release(self) -> None: ...
+
+
+class NoEngineLock:
+    """The lock of a database that lets many engines share it: nothing to hold."""
+
+    def acquire(self) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
+
+
+class Listener(Protocol):
+    """A thread that wakes its engine when another process changes what is due."""
+
+    def stop(self) -> None: ...
+
+
+class Store:
+    """A database as the engine sees it. The defaults are SQL that every backend accepts."""
+
+    vendor: ClassVar[str] = ""
+    #: The engine's *now* is the server's, so hosts with skewed clocks agree (invariant 6).
+    has_server_clock: ClassVar[bool] = False
+    #: A committed change can wake every engine at once instead of at its next tick.
+    has_notifications: ClassVar[bool] = False
+    #: ``SELECT ... FOR UPDATE SKIP LOCKED`` lets many engines share the database.
+    has_row_locks: ClassVar[bool] = False
+    #: Without row locks, a second engine on the same database must refuse to start.
+    one_engine_per_file: ClassVar[bool] = False
+
+    #: The server's time at the moment of the query, even inside a transaction.
+    now_sql: ClassVar[str | None] = None
+    #: A statement run at the start of the claim's transaction, before its locking read.
+    claim_setup_sql: ClassVar[str] = ""
+    #: How a statement inserts rows, leaving out any that break a unique constraint.
+    insert_ignore: ClassVar[str] = "INSERT OR IGNORE"
+
+    def __init__(self, using: str = "default") -> None:
+        self.using = using
+
+    @property
+    def connection(self) -> BaseDatabaseWrapper:
+        """This thread's connection (Django keeps one per thread and alias)."""
+        return connections[self.using]
+
+    # --- the clock ---------------------------------------------------------------------------
+
+    def read_now(self) -> datetime:
+        """One reading of the server's clock, aware, in UTC; the local clock without one."""
+        if self.now_sql is None:
+            return datetime.now(UTC)
+        with self.connection.cursor() as cursor:
+            cursor.execute(self.now_sql)
+            (value,) = cursor.fetchone()
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    # --- statements ---------------------------------------------------------------------------
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``column`` (quoted) among ``values``, and its parameters."""
+        return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
+
+    def token_of_id(self, id_column: str) -> str:
+        """A claim token: a parameter (the batch's random prefix) joined to the row's id."""
+        return f"(%s || {id_column})"
+
+    def json_value(self, sql: str) -> str:
+        """``sql``, a JSON text, as the JSON column's type."""
+        return sql
+
+    def insert_rows(
+        self,
+        table: str,
+        fields: Sequence[Any],
+        columns: Sequence[str],
+        values: Sequence[tuple],
+        defaults: Sequence[str],
+    ) -> None:
+        """Insert ``values`` (one tuple per row, one value per field), then ``defaults`` (SQL
+        per remaining column), skipping rows that break a unique constraint."""
+        connection = self.connection
+        row_sql = "({})".format(
+            ", ".join(
+                [self.json_value("%s") if f.name == "outcome" else "%s" for f in fields]
+                + list(defaults)
+            )
+        )
+        limit = connection.features.max_query_params or 65535
+        per_statement = max(1, min(1000, limit // len(fields)))
+        with connection.cursor() as cursor:
+            for start in range(0, len(values), per_statement):
+                chunk = values[start : start + per_statement]
+                sql = (
+                    f"{self.insert_ignore} INTO {table} ({', '.join(columns)}) "
+                    f"VALUES {', '.join([row_sql] * len(chunk))}"
+                )
+                cursor.execute(sql, [value for row in chunk for value in row])
+
+    # --- wake-ups, the engine's lock, its session ------------------------------------------------
+
+    def notify_change(self) -> None:
+        """After the current transaction commits, tell listening engines to look again."""
+        return None
+
+    def start_listener(self, wake: Callable[[], None]) -> Listener | None:
+        """Start a thread that calls ``wake`` on every change; None without notifications."""
+        return None
+
+    def engine_lock(self) -> EngineLock:
+        """The lock an engine holds for its life; it refuses to start if another holds it."""
+        return NoEngineLock()
+
+    def set_up_engine_session(self) -> None:
+        """Tune the engine's own connection, once per session (never the jobs' connections)."""
+        return None
