@@ -28,6 +28,7 @@ EDITABLE_FIELDS = (
     "enabled",
     "executor",
     "payload",
+    "metadata",
     "kind",
     "cron",
     "interval",
@@ -141,7 +142,7 @@ class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
         fields = EDITABLE_FIELDS
-        field_classes = {"payload": PayloadField}
+        field_classes = {"payload": PayloadField, "metadata": PayloadField}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

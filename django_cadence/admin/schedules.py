@@ -97,7 +97,8 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
     # last outcome above the strip of the last attempts.
     list_display = ("schedule_name", "rule", "next_run", "lately")
     list_filter = ("kind", "enabled", "overlap", LastOutcomeFilter)
-    search_fields = ("name", "executor")
+    # metadata as text: a team, an owner or a runbook link typed in the box finds the schedule.
+    search_fields = ("name", "executor", "metadata")
     list_display_links = ("schedule_name",)
     actions = ("run_now", "run_now_forced", "pause", "resume")
     readonly_fields = (
@@ -115,7 +116,7 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
         "updated_at",
     )
     fieldsets = (
-        (None, {"fields": ("name", "enabled", "executor", "payload")}),
+        (None, {"fields": ("name", "enabled", "executor", "payload", "metadata")}),
         (
             "When",
             {
