@@ -20,13 +20,14 @@ from django.db.models import Count, QuerySet
 from django.db.models.deletion import Collector, ProtectedError, RestrictedError
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
 from .. import services
 from ..exceptions import CadenceError
 from ..executors.payloads import redact_text
 from ..models import Attempt, Kind, Schedule, Status
+from ..models.validation import KIND_FIELDS
 from ..schedule.describe import describe_schedule, zone
 from ..schedule.timefmt import format_instant, format_utc
 from . import display, operations, preview
@@ -88,6 +89,18 @@ SCHEDULE_ACTIONS = (
 )
 
 
+KIND_TITLES = {"cron": "Cron", "interval": "Interval", "once": "Once"}
+
+# One fieldset per kind, labelled and classed for ``schedule_kind.js``.
+KIND_FIELDSETS = tuple(
+    (
+        f"{KIND_TITLES[kind]} (kind: {kind})",
+        {"classes": ("cadence-kind", f"cadence-kind-{kind}"), "fields": fields},
+    )
+    for kind, fields in KIND_FIELDS.items()
+)
+
+
 @admin.register(Schedule)
 class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
     object_actions = SCHEDULE_ACTIONS
@@ -117,21 +130,11 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
     )
     fieldsets = (
         (None, {"fields": ("name", "enabled", "executor", "payload", "metadata")}),
+        ("When", {"fields": ("kind", "timezone")}),
+        *KIND_FIELDSETS,
         (
-            "When",
-            {
-                "fields": (
-                    "kind",
-                    "timezone",
-                    "cron",
-                    "interval",
-                    "run_at",
-                    "start_at",
-                    "end_at",
-                    "max_occurrences",
-                    "upcoming",
-                )
-            },
+            "Bounds",
+            {"fields": ("start_at", "end_at", "max_occurrences", "upcoming")},
         ),
         (
             "Overlap and misfires",
@@ -164,10 +167,31 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
 
     class Media:
         css = {"all": ("django_cadence/admin.css",)}
-        js = ("django_cadence/schedule_preview.js",)
+        js = ("django_cadence/schedule_kind.js", "django_cadence/schedule_preview.js")
 
     def get_fieldsets(self, request: HttpRequest, obj: Schedule | None = None) -> Any:
-        return (*self.fieldsets, self.state_fieldset) if obj else self.fieldsets
+        """The add page's ``?kind=`` keeps only that kind's fields; otherwise every kind's
+        fieldset is there, labelled, and ``schedule_kind.js`` shows the chosen one."""
+        if obj:
+            return (*self.fieldsets, self.state_fieldset)
+        kind = request.GET.get("kind")
+        if kind not in Kind.values:
+            links = format_html_join(
+                " · ", '<a href="?kind={}">{}</a>', ((k.value, k.label) for k in Kind)
+            )
+            when = self.fieldsets[1][1]
+            description = format_html("Only the fields of one kind: {}.", links)
+            return (
+                self.fieldsets[0],
+                ("When", {**when, "description": description}),
+                *self.fieldsets[2:],
+            )
+        other = {f"cadence-kind-{k}" for k in Kind.values if k != kind}
+        return tuple(
+            fieldset
+            for fieldset in self.fieldsets
+            if not other & set(fieldset[1].get("classes", ()))
+        )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return annotate_recent(super().get_queryset(request))

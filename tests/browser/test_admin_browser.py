@@ -27,6 +27,8 @@ from tests.process.conftest import Worker, _database_env, make_due
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+KIND_NAMES = ("cron", "interval", "once")
+
 
 def run_action(page: Page, row_text: str, action: str) -> None:
     """Tick the changelist row containing ``row_text``, pick ``action`` and run it."""
@@ -277,3 +279,34 @@ def test_operations_on_the_object_pages(page, shoot, demo):
     tools.get_by_role("button", name="Cancel").click()
     expect(page.locator(".messagelist .success")).to_contain_text("is cancelled")
     assert Attempt.objects.get(pk=dead.pk).status == Status.CANCELLED
+
+
+def test_the_form_shows_only_the_fields_of_the_chosen_kind(page, shoot):
+    log_in(page)
+    page.goto(f"{ADMIN}/schedule/add/")
+    cron, interval, once = (page.locator(f"fieldset.cadence-kind-{k}") for k in KIND_NAMES)
+    page.select_option("#id_kind", "interval")
+    expect(interval).to_be_visible()
+    expect(cron).to_be_hidden()
+    expect(once).to_be_hidden()
+    page.select_option("#id_kind", "once")
+    expect(once).to_be_visible()
+    expect(interval).to_be_hidden()
+    expect(once).to_contain_text("Wall time in the schedule's time zone")
+    expect(page.locator(".timezonewarning")).to_have_count(0)
+
+    page.select_option("#id_kind", "cron")
+    page.fill("#id_cron", "30 2 * * *")
+    page.select_option("#id_kind", "interval")  # the cron typed above is dropped, not refused
+    page.fill("#id_name", "every-five-minutes")
+    page.select_option("#id_executor", "tests.jobs.atomic_noop")
+    page.fill("#id_interval", "00:05:00")
+    shoot("schedule-add-interval")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".messagelist .success")).to_contain_text("every-five-minutes")
+    schedule = Schedule.objects.get(name="every-five-minutes")
+    assert (schedule.kind, schedule.interval, schedule.cron) == (
+        "interval",
+        timedelta(minutes=5),
+        "",
+    )

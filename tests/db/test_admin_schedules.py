@@ -338,3 +338,52 @@ def test_admin_form_datetimes_are_wall_times_in_the_schedules_zone(admin_client)
     assert 'name="run_at_0" value="2027-07-01"' in html
     assert 'name="run_at_1" value="08:00:00"' in html
     assert "Wall time in the schedule's time zone" in html
+
+
+def test_admin_add_form_has_one_labelled_fieldset_per_kind(admin_client):
+    html = admin_client.get(ADD).content.decode()
+    for kind, field in (("cron", "cron"), ("interval", "interval"), ("once", "run_at_0")):
+        assert f"cadence-kind-{kind}" in html
+        assert f"(kind: {kind})" in html
+        assert f'name="{field}"' in html
+    assert '<a href="?kind=interval">interval</a>' in html
+
+
+@pytest.mark.parametrize(
+    ("kind", "shown", "hidden"),
+    [
+        ("cron", "cron", ("interval", "run_at_0")),
+        ("interval", "interval", ("cron", "run_at_0")),
+        ("once", "run_at_0", ("cron", "interval")),
+    ],
+)
+def test_admin_add_form_for_one_kind_has_only_its_fields(admin_client, kind, shown, hidden):
+    response = admin_client.get(ADD, {"kind": kind})
+    html = response.content.decode()
+    assert f'name="{shown}"' in html
+    for field in hidden:
+        assert f'name="{field}"' not in html
+    assert response.context["adminform"].form.initial["kind"] == kind
+
+
+def test_admin_add_form_for_one_kind_saves_without_the_other_kinds_fields(admin_client):
+    data = form_data(name="every-five", kind="interval", interval="00:05:00")
+    for field in ("cron", "run_at_0", "run_at_1"):
+        data.pop(field)
+    response = admin_client.post(f"{ADD}?kind=interval", data)
+    assert response.status_code == 302
+    schedule = Schedule.objects.get(name="every-five")
+    assert (schedule.kind, schedule.interval, schedule.cron) == (
+        "interval",
+        timedelta(minutes=5),
+        "",
+    )
+
+
+def test_admin_form_refuses_a_field_of_another_kind_naming_it(admin_client):
+    data = form_data(name="both", kind="interval", interval="00:05:00", cron="30 2 * * *")
+    response = admin_client.post(ADD, data)
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert list(errors) == ["cron"]
+    assert not Schedule.objects.filter(name="both").exists()

@@ -72,7 +72,7 @@
       const query = new URLSearchParams();
       for (const name of FIELDS) {
         const field = form.elements.namedItem(name);
-        if (field && field.value !== undefined) {
+        if (field && field.value !== undefined && !field.disabled) {
           query.set(name, field.value);
         }
       }
