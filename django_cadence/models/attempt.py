@@ -162,3 +162,15 @@ class Retry(Attempt):
             ("run_retry_now", "Can run a pending retry now"),
             ("cancel_attempt", "Can cancel a pending or running attempt"),
         )
+
+
+class Overview(Attempt):
+    """The admin's overview page (charts of the last 24 h, the next 24 h, workers, dead
+    letters): a row of the app list with no records of its own, seen by whoever may view
+    attempts."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "overview"
+        verbose_name_plural = "overview"
+        default_permissions = ()

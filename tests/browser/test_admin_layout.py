@@ -120,6 +120,7 @@ def pages(schedule: Schedule, attempts: dict[str, Attempt]) -> list[str]:
         f"{ADMIN}/retry/",
         f"{ADMIN}/retry/{pending.pk}/change/",
         f"{ADMIN}/worker/",
+        f"{ADMIN}/overview/",
         "/admin/",
     ]
 
@@ -145,7 +146,7 @@ def overflow(page: Page) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("width", [1280, 1024])
-def test_every_page_fits_with_the_sidebar_open(page, bad_night, width, tmp_path):
+def test_every_page_fits_with_the_sidebar_open(page, bad_night, width, tmp_path, shoot):
     page.set_viewport_size({"width": width, "height": 800})
     log_in(page)
     wide = {}
@@ -153,6 +154,8 @@ def test_every_page_fits_with_the_sidebar_open(page, bad_night, width, tmp_path)
         page.goto(url)
         if url.startswith(ADMIN):  # the index has no sidebar
             assert page.locator("#nav-sidebar").is_visible()
+        if width == 1280 and url.endswith("/overview/"):
+            shoot("overview")
         if extra := overflow(page):
             wide[url] = extra
             page.screenshot(path=tmp_path / f"{width}-{len(wide)}.png")
