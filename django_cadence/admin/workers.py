@@ -17,6 +17,7 @@ from django.utils.html import format_html
 
 from ..engine.clock import default_clock
 from ..models import Worker
+from ..ops.retention import STOPPED_WORKERS_KEPT
 from ..ops.status import worker_state, worker_timeout
 from . import display
 
@@ -24,19 +25,31 @@ STATES = ("live", "lost", "stopped")
 
 
 class StateFilter(admin.SimpleListFilter):
+    """By default, workers that stopped more than a day ago are left out (``cadence_prune``
+    deletes them); "all" shows them too."""
+
     title = "state"
     parameter_name = "state"
+    ALL = "all"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(state, state) for state in STATES]
+        return [*((state, state) for state in STATES), (self.ALL, "all, with long stopped")]
+
+    def choices(self, changelist: Any) -> Any:
+        for choice in super().choices(changelist):
+            if choice["display"] == "All":
+                choice["display"] = "current (stopped in the last day)"
+            yield choice
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        now = default_clock().now()
         if self.value() == "stopped":
             return queryset.filter(stopped_at__isnull=False)
         if self.value() in ("live", "lost"):
-            now = default_clock().now()
             return getattr(queryset, self.value())(now, worker_timeout())
-        return queryset
+        if self.value() == self.ALL:
+            return queryset
+        return queryset.exclude(stopped_at__lt=now - STOPPED_WORKERS_KEPT)
 
 
 @admin.register(Worker)
