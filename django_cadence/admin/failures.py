@@ -48,7 +48,11 @@ class DeadLetterAdmin(AttemptAdmin):
                 "opts": self.opts,
                 "ids": list(queryset.values_list("pk", flat=True)),
                 "shown": [
-                    (row.schedule.name, row.occurrence_at, display.excerpt(row.error))
+                    (
+                        row.schedule.name,
+                        display.instant(row.occurrence_at, row.schedule.timezone),
+                        display.excerpt(row.error),
+                    )
                     for row in queryset.prefetch_related("schedule")[:SHOWN]
                 ],
                 "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,

@@ -124,9 +124,9 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
         "last_outcome_badge",
         "recent",
         "paused_because",
-        "created_at",
-        "enabled_at",
-        "updated_at",
+        "created",
+        "enabled_since",
+        "updated",
     )
     fieldsets = (
         (None, {"fields": ("name", "enabled", "executor", "payload", "metadata")}),
@@ -160,7 +160,7 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
                 ("occurrence_count", "missed_count"),
                 ("last_outcome_badge", "recent"),
                 "paused_because",
-                ("created_at", "enabled_at", "updated_at"),
+                ("created", "enabled_since", "updated"),
             )
         },
     )
@@ -264,6 +264,18 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
     @admin.display(description="last run")
     def last_run(self, obj: Schedule) -> str:
         return display.instant(obj.last_run_at, obj.timezone)
+
+    @admin.display(description="created")
+    def created(self, obj: Schedule) -> str:
+        return display.instant(obj.created_at, obj.timezone)
+
+    @admin.display(description="enabled since")
+    def enabled_since(self, obj: Schedule) -> str:
+        return display.instant(obj.enabled_at, obj.timezone)
+
+    @admin.display(description="updated")
+    def updated(self, obj: Schedule) -> str:
+        return display.instant(obj.updated_at, obj.timezone)
 
     @admin.display(description="last outcome", ordering="last_outcome")
     def lately(self, obj: Schedule) -> str:

@@ -321,3 +321,16 @@ def test_attempts_search_by_schedule_name_error_and_worker(
     response = admin_client.get(reverse("admin:django_cadence_attempt_changelist"), {"q": query})
     shown = {row.pk for row in response.context["cl"].result_list}
     assert shown == {rows[key].pk for key in found}
+
+
+def test_a_searched_list_takes_its_dates_from_all_attempts_not_a_scan(admin_client, make_schedule):
+    schedule = make_schedule(name="nightly-import")
+    Attempt.objects.create(schedule=schedule, occurrence_at=timezone.now(), status="succeeded")
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.get(
+            reverse("admin:django_cadence_attempt_changelist"), {"q": "nightly"}
+        )
+    assert response.status_code == 200
+    spans = [q["sql"] for q in queries.captured_queries if "MIN(" in q["sql"].upper()]
+    assert spans
+    assert all("LIKE" not in sql.upper() for sql in spans)
