@@ -210,19 +210,29 @@ def _history_row(entry: Any, tz_name: str | None) -> tuple[Any, ...]:
     )
 
 
+def _history_rows(entry: Any, tz_name: str | None) -> SafeString:
+    """A try's row, and beneath it its error across the whole table (room for a traceback)."""
+    *cells, error = _history_row(entry, tz_name)
+    row = format_html(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", *cells
+    )
+    if not error:
+        return row
+    return format_html(
+        '{}<tr class="cadence-try-error"><td></td><td colspan="5">{}</td></tr>', row, error
+    )
+
+
 def history_table(history: Iterable[Any] | None, tz_name: str | None = None) -> SafeString | str:
-    """Every try of an attempt: number, worker, timing (in ``tz_name``), result and error."""
+    """Every try of an attempt: number, worker, timing (in ``tz_name``), result, and its
+    error on a row of its own."""
     entries = list(history or []) if isinstance(history, list) else []
     if not entries:
         return "No tries recorded yet."
-    rows = format_html_join(
-        "",
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        (_history_row(entry, tz_name) for entry in entries),
-    )
+    rows = format_html_join("", "{}", ((_history_rows(entry, tz_name),) for entry in entries))
     return format_html(
         '<table class="cadence-history"><thead><tr><th>Try</th><th>Worker</th>'
-        "<th>Started</th><th>Finished</th><th>Took</th><th>Result</th><th>Error</th>"
+        "<th>Started</th><th>Finished</th><th>Took</th><th>Result</th>"
         "</tr></thead><tbody>{}</tbody></table>",
         rows,
     )

@@ -279,7 +279,10 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
 
     @admin.display(description="last outcome", ordering="last_outcome")
     def lately(self, obj: Schedule) -> str:
-        return format_html("{}<br>{}", self.last_outcome_badge(obj), self.recent(obj))
+        badge, strip = self.last_outcome_badge(obj), self.recent(obj)
+        if strip == "-":
+            return badge
+        return format_html("{}<br>{}", badge, strip)
 
     @admin.display(description="last outcome", ordering="last_outcome")
     def last_outcome_badge(self, obj: Schedule) -> str:
