@@ -105,6 +105,10 @@ def _cancel(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[s
     return f"“{attempt}” is asked to stop; it ends cancelled.", messages.SUCCESS, page
 
 
+def _zone(attempt: Attempt) -> str:
+    return attempt.schedule.timezone
+
+
 def _is_dead(attempt: Attempt) -> bool:
     return attempt.status == Status.DEAD_LETTER
 
@@ -253,9 +257,7 @@ class AttemptAdmin(ObjectActionsMixin, DALFModelAdmin):
             manual if obj.trigger == Trigger.MANUAL else "",
         )
 
-    @admin.display(description="retry at", ordering="retry_at")
-    def retry_when(self, obj: Attempt) -> str:
-        return display.instant(obj.retry_at, obj.schedule.timezone)
+    retry_when = display.instant_column("retry_at", "retry at", _zone, "retry_at")
 
     @admin.display(description="status", ordering="status")
     def status_badge(self, obj: Attempt) -> str:
@@ -265,17 +267,11 @@ class AttemptAdmin(ObjectActionsMixin, DALFModelAdmin):
     def error_excerpt(self, obj: Attempt) -> str:
         return display.excerpt(obj.error)
 
-    @admin.display(description="started")
-    def started(self, obj: Attempt) -> str:
-        return display.instant(obj.started_at, obj.schedule.timezone)
+    started = display.instant_column("started_at", "started", _zone)
 
-    @admin.display(description="finished")
-    def finished(self, obj: Attempt) -> str:
-        return display.instant(obj.finished_at, obj.schedule.timezone)
+    finished = display.instant_column("finished_at", "finished", _zone)
 
-    @admin.display(description="lease until")
-    def lease(self, obj: Attempt) -> str:
-        return display.instant(obj.lease_until, obj.schedule.timezone)
+    lease = display.instant_column("lease_until", "lease until", _zone)
 
     @admin.display(description="payload (the schedule's, secrets hidden)")
     def payload_block(self, obj: Attempt) -> str:

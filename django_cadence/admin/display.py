@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
@@ -167,6 +167,24 @@ def instant(value: datetime | None, tz_name: str | None = None) -> SafeString | 
         format_utc(value),
         format_instant(value, tz),
     )
+
+
+def instant_column(
+    field: str,
+    description: str,
+    zone_of: Callable[[Any], str] | None = None,
+    ordering: str | None = None,
+) -> Callable[[Any, Any], SafeString | str]:
+    """A ModelAdmin column or read-only field showing ``obj.<field>`` by :func:`instant`, in
+    the zone ``zone_of(obj)`` names (a schedule's), else in the current zone."""
+
+    def column(model_admin: Any, obj: Any) -> SafeString | str:
+        return instant(getattr(obj, field), zone_of(obj) if zone_of else None)
+
+    column.short_description = description  # type: ignore[attr-defined]
+    if ordering:
+        column.admin_order_field = ordering  # type: ignore[attr-defined]
+    return column
 
 
 def duration(start: datetime | None, end: datetime | None) -> str:

@@ -73,6 +73,10 @@ def _resume(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple
     return f"“{schedule.name}” is resumed; its next run is {when}.", messages.SUCCESS, ""
 
 
+def _own_zone(schedule: Schedule) -> str:
+    return schedule.timezone
+
+
 SCHEDULE_ACTIONS = (
     ObjectAction(
         "run", "Run now", operations.RUN_SCHEDULE, lambda s: s.enabled, _run_now(force=False)
@@ -261,21 +265,10 @@ class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
     def next_run_utc(self, obj: Schedule) -> str:
         return format_utc(obj.next_run_at)
 
-    @admin.display(description="last run")
-    def last_run(self, obj: Schedule) -> str:
-        return display.instant(obj.last_run_at, obj.timezone)
-
-    @admin.display(description="created")
-    def created(self, obj: Schedule) -> str:
-        return display.instant(obj.created_at, obj.timezone)
-
-    @admin.display(description="enabled since")
-    def enabled_since(self, obj: Schedule) -> str:
-        return display.instant(obj.enabled_at, obj.timezone)
-
-    @admin.display(description="updated")
-    def updated(self, obj: Schedule) -> str:
-        return display.instant(obj.updated_at, obj.timezone)
+    last_run = display.instant_column("last_run_at", "last run", _own_zone)
+    created = display.instant_column("created_at", "created", _own_zone)
+    enabled_since = display.instant_column("enabled_at", "enabled since", _own_zone)
+    updated = display.instant_column("updated_at", "updated", _own_zone)
 
     @admin.display(description="last outcome", ordering="last_outcome")
     def lately(self, obj: Schedule) -> str:

@@ -116,17 +116,9 @@ class WorkerAdmin(admin.ModelAdmin):
     def host_name(self, obj: Worker) -> str:
         return display.clipped(obj.host, "short")
 
-    @admin.display(description="started", ordering="started_at")
-    def started(self, obj: Worker) -> str:
-        return display.instant(obj.started_at)
-
-    @admin.display(description="last heartbeat", ordering="heartbeat_at")
-    def heartbeat(self, obj: Worker) -> str:
-        return display.instant(obj.heartbeat_at)
-
-    @admin.display(description="stopped", ordering="stopped_at")
-    def stopped(self, obj: Worker) -> str:
-        return display.instant(obj.stopped_at)
+    started = display.instant_column("started_at", "started", ordering="started_at")
+    heartbeat = display.instant_column("heartbeat_at", "last heartbeat", ordering="heartbeat_at")
+    stopped = display.instant_column("stopped_at", "stopped", ordering="stopped_at")
 
     @admin.display(description="load")
     def load(self, obj: Worker) -> str:
