@@ -18,7 +18,7 @@ from itertools import pairwise, takewhile
 from pathlib import Path
 from typing import Any
 
-from django_cadence.executors.registry import idempotency_key
+from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Attempt, Schedule, Status, Trigger
 from django_cadence.schedule import specs
 from django_cadence.schedule.policies import is_serial

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from django_cadence.executors.registry import idempotency_key
+from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Status
 from tests.models import Effect
 from tests.process.conftest import attempt_of, wait_for_status, wait_until
