@@ -1,5 +1,8 @@
 """Operations for the admin and user code: run now, pause, resume, retry, cancel.
 
+Instants come from the engine clock (the database server's on PostgreSQL and MariaDB), so a
+web host with a skewed clock makes a run neither early nor late.
+
 Each is one short transaction with the rows it changes locked, so it composes safely with
 running engines; the admin's actions are one-liners over these.
 """
@@ -11,9 +14,9 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.utils import timezone
 
 from . import signals, store
+from .engine.clock import default_clock
 from .engine.planner import overlap_states
 from .exceptions import CadenceError
 from .executors.payloads import escape_control
@@ -44,7 +47,7 @@ def trigger(
     ``force``; a forced run still waits for a serial schedule's running attempt to end.
     Several calls make several attempts: manual runs are never collapsed into one.
     """
-    now = now or timezone.now()
+    now = now or default_clock().now()
     with transaction.atomic():
         target = Schedule.objects.select_for_update().get(pk=_schedule(schedule).pk)
         if not target.enabled:
@@ -78,6 +81,10 @@ def trigger(
             )
             if admission.cancel_running:
                 Attempt.objects.running().filter(schedule=target).update(cancel_requested=True)
+            if admission.cancel_waiting:
+                Attempt.objects.pending().filter(
+                    schedule=target, trigger=Trigger.SCHEDULE
+                ).to_cancelled(now=now, reason=policies.REPLACED)
             store.of().notify_change()
     logger.info(
         "attempt triggered id=%s schedule=%s status=%s force=%s",
@@ -95,7 +102,7 @@ def retry_now(ids: Iterable[int], *, now: datetime | None = None) -> list[Attemp
     The rows are locked while they move, so a retry an engine claims meanwhile (no longer
     pending) is left alone.
     """
-    now = now or timezone.now()
+    now = now or default_clock().now()
     with transaction.atomic():
         waiting = list(
             Attempt.objects.select_for_update().filter(
@@ -132,17 +139,9 @@ def resume(schedule: Schedule | int | str) -> Schedule:
 
 def retry(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
     """Send a dead letter back to ``pending`` with a fresh set of tries."""
-    now = now or timezone.now()
+    now = now or default_clock().now()
     pk = attempt.pk if isinstance(attempt, Attempt) else attempt
-    updated = Attempt.objects.filter(pk=pk, status=Status.DEAD_LETTER).update(
-        status=Status.PENDING,
-        retry_at=now,
-        tries=0,
-        recoveries=0,
-        finished_at=None,
-        claim_token=None,
-        lease_until=None,
-    )
+    updated = Attempt.objects.filter(pk=pk).to_pending_again(now=now)
     if not updated:
         raise InvalidTransition(f"Attempt {pk} is not a dead letter; only dead letters retry.")
     store.of().notify_change()
@@ -152,10 +151,10 @@ def retry(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
 
 def cancel(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
     """Cancel a pending attempt, or ask a running one to stop (it ends ``cancelled``)."""
-    now = now or timezone.now()
+    now = now or default_clock().now()
     pk = attempt.pk if isinstance(attempt, Attempt) else attempt
-    if Attempt.objects.filter(pk=pk, status=Status.PENDING).update(
-        status=Status.CANCELLED, finished_at=now, error="cancelled by an operator"
+    if Attempt.objects.filter(pk=pk, status=Status.PENDING).to_cancelled(
+        now=now, reason="cancelled by an operator"
     ):
         logger.info("attempt cancelled id=%s", pk)
     elif Attempt.objects.filter(pk=pk, status=Status.RUNNING).update(cancel_requested=True):

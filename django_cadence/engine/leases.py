@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from .. import signals, store
 from ..conf import cadence_settings
@@ -25,6 +25,7 @@ from ..executors import calling
 from ..executors import registry as executors
 from ..executors.payloads import escape_control
 from ..models import Attempt, Schedule, Status
+from ..models.transitions import AttemptTransitions
 from ..schedule import policies
 from ..store import batch_writes
 from ..store.prepared import PreparedRead
@@ -312,9 +313,9 @@ class _ScheduleSettings:
     max_runtime: timedelta | None
 
 
-def fenced(c: Claim) -> QuerySet[Attempt, Attempt]:
+def fenced(c: Claim) -> AttemptTransitions:
     """The one row this worker may still write: its attempt, still running under its token."""
-    return Attempt.objects.filter(pk=c.attempt_id, claim_token=c.token, status=Status.RUNNING)
+    return Attempt.objects.held(c.attempt_id, c.token)
 
 
 def release(claims: list[Claim], now: datetime) -> int:
@@ -322,13 +323,7 @@ def release(claims: list[Claim], now: datetime) -> int:
 
     released = 0
     for c in claims:
-        released += fenced(c).update(
-            status=Status.PENDING,
-            retry_at=now,
-            claim_token=None,
-            lease_until=None,
-            tries=F("tries") - 1,
-        )
+        released += fenced(c).handed_back(now=now)
         logger.info(
             "attempt released id=%s schedule=%s", c.attempt_id, escape_control(c.schedule_name)
         )
@@ -342,7 +337,7 @@ def renew(claims: list[Claim], now: datetime, *, worker: str) -> set[int]:
     tokens = [c.token for c in claims]
     # By primary key: MariaDB would otherwise find the rows through an index on status and
     # lock every running row it reads, other workers' included, and deadlock with a recovery
-    # that is updating a lost worker's rows (InnoDB error 1213, seen in the chaos runs).
+    # that is updating a lost worker's rows (InnoDB error 1213).
     ids = [c.attempt_id for c in claims]
     Attempt.objects.filter(
         pk__in=ids, status=Status.RUNNING, worker=worker, claim_token__in=tokens

@@ -168,7 +168,7 @@ class Engine:
     def _rounds_ahead(self) -> int:
         """Rounds of ``concurrency`` tries to hold: 1 (no queue) until tries are seen to be
         short, then as many as the threads would start within ``CLAIM_AHEAD_QUEUE_TIME`` at
-        the tries' average run time (4 just under 50 ms, the most at 10 ms or less).
+        the tries' average run time.
 
         A burst of one-shots is planned in batches, and while the engine plans the next batch
         its threads run what is queued: a deeper queue keeps them busy through it.

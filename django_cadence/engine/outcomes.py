@@ -14,6 +14,7 @@ from typing import Any
 from .. import signals
 from ..executors.payloads import escape_control, redact_text
 from ..models import Attempt, Schedule, Status
+from ..models.transitions import history_entry
 from ..schedule import policies
 from ..store import batch_writes
 from .leases import Claim, fenced
@@ -25,15 +26,14 @@ MAX_ERROR_CHARS = 10_000
 
 def _history(c: Claim, now: datetime, result: str, error: str = "") -> list[dict[str, Any]]:
     """The attempt's per-try log with this try appended (the claim read it; no re-read)."""
-    entry = {
-        "try": c.tries,
-        "worker": c.worker,
-        "started_at": c.started_at.isoformat(),
-        "finished_at": now.isoformat(),
-        "result": result,
-    }
-    if error:
-        entry["error"] = error[:2000]
+    entry = history_entry(
+        try_number=c.tries,
+        worker=c.worker,
+        started_at=c.started_at,
+        finished_at=now,
+        result=result,
+        error=error,
+    )
     return [*c.history, entry]
 
 
@@ -96,25 +96,17 @@ def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = Fal
     )
     error = clean_error(error)
     if plan.retry_at is not None:
-        written = fenced(c).update(
-            status=Status.PENDING,
-            retry_at=plan.retry_at,
-            claim_token=None,
-            lease_until=None,
-            error=error,
-            history=_history(c, now, "failed", error),
+        written = fenced(c).to_retry(
+            retry_at=plan.retry_at, error=error, history=_history(c, now, "failed", error)
         )
         if not _fenced_out(c, written, "retry"):
             return None
         signals.attempt_failed.send(Attempt, error=error, retry_at=plan.retry_at, **c.event())
         return Status.PENDING
-    written = fenced(c).update(
-        status=Status.DEAD_LETTER,
-        finished_at=now,
-        lease_until=None,
-        error=f"{error}\n[dead letter: {plan.reason}]"
-        if error
-        else f"[dead letter: {plan.reason}]",
+    note = f"[dead letter: {plan.reason}]"
+    written = fenced(c).to_dead_letter(
+        now=now,
+        error=f"{error}\n{note}" if error else note,
         history=_history(c, now, "failed", error),
     )
     if not _fenced_out(c, written, "dead_letter"):
@@ -133,12 +125,9 @@ def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = Fal
 
 
 def record_cancelled(c: Claim, now: datetime, reason: str) -> bool:
-    written = fenced(c).update(
-        status=Status.CANCELLED,
-        finished_at=now,
-        lease_until=None,
-        error=reason,
-        history=_history(c, now, "cancelled", reason),
+    """Fenced: the running try was asked to stop and did; False if no longer ours."""
+    written = fenced(c).to_cancelled(
+        now=now, reason=reason, history=_history(c, now, "cancelled", reason)
     )
     if not _fenced_out(c, written, "cancelled"):
         return False

@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from .. import signals
 from ..conf import cadence_settings
 from ..executors.payloads import escape_control
-from ..models import Attempt, Schedule, Status
+from ..models import Attempt, Schedule, Status, Trigger
 from ..schedule import policies, specs
 from ..store import batch_writes
 from ..store.batch_writes import PlannedRow
@@ -75,11 +75,18 @@ def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
         states = overlap_states([s.pk for s in schedules])
         rows: list[PlannedRow] = []
         to_cancel: list[int] = []
+        to_supersede: list[int] = []
         for schedule in schedules:
-            planned, cancel = _plan_schedule(schedule, now, states[schedule.pk])
+            planned, admission = _plan_schedule(schedule, now, states[schedule.pk])
             rows.extend(planned)
-            if cancel:
+            if admission.cancel_running:
                 to_cancel.append(schedule.pk)
+            if admission.cancel_waiting:
+                to_supersede.append(schedule.pk)
+        if to_supersede:  # before the insert: only the attempts waiting before this tick
+            Attempt.objects.pending().filter(
+                schedule_id__in=to_supersede, trigger=Trigger.SCHEDULE
+            ).to_cancelled(now=now, reason=policies.REPLACED)
         # A row that already exists is a quiet no-op (invariant 1).
         batch_writes.insert_planned(Attempt.objects.db, rows, now=now)
         _advance(schedules, loaded)
@@ -142,16 +149,18 @@ def _announce(row: PlannedRow) -> None:
 
 def overlap_states(schedule_ids: list[int]) -> dict[int, policies.OverlapState]:
     """What each schedule has running and waiting, in one query (the overlap policy's input)."""
-    counts: dict[int, dict[str, int]] = defaultdict(dict)
-    for schedule_id, status, n in batch_writes.open_attempt_counts(
+    counts: dict[int, dict[str, tuple[int, int]]] = defaultdict(dict)
+    for schedule_id, status, n, retried in batch_writes.open_attempt_counts(
         Attempt.objects.db, schedule_ids
     ):
-        counts[schedule_id][status] = n
+        counts[schedule_id][status] = (n, int(retried or 0))
     return defaultdict(
         policies.OverlapState,
         {
             sid: policies.OverlapState(
-                running=c.get(Status.RUNNING, 0), waiting=c.get(Status.PENDING, 0)
+                running=c.get(Status.RUNNING, (0, 0))[0],
+                waiting=c.get(Status.PENDING, (0, 0))[0],
+                retrying=c.get(Status.PENDING, (0, 0))[1],
             )
             for sid, c in counts.items()
         },
@@ -169,14 +178,15 @@ def due_occurrences(schedule: Schedule, now: datetime, limit: int | None) -> lis
 
 def _plan_schedule(
     schedule: Schedule, now: datetime, state: policies.OverlapState
-) -> tuple[list[PlannedRow], bool]:
-    """Rows for one schedule's due occurrences, and whether to cancel its running attempt."""
+) -> tuple[list[PlannedRow], policies.Admission]:
+    """Rows for one schedule's due occurrences, and what the overlap policy asks of the
+    attempts it already has (cancel the running one, supersede the waiting ones)."""
     fire_all = schedule.misfire == "fire_all"
     max_catchup = cadence_settings.MAX_CATCHUP
     due = due_occurrences(schedule, now, max_catchup if fire_all else None)
     if not due:  # bounds changed under us: nothing due after all
         schedule.next_run_at = schedule.compute_next_run_at()
-        return [], False
+        return [], policies.Admission(statuses=())
     grace = schedule.misfire_grace
     plan = policies.plan_misfire(
         due,
@@ -197,7 +207,7 @@ def _plan_schedule(
     schedule.occurrence_count += len(plan.fire)
     schedule.missed_count += len(plan.missed)
     schedule.next_run_at = specs.next_occurrence(schedule.spec(), plan.advance_to)
-    return rows, admission.cancel_running
+    return rows, admission
 
 
 def planned_row(

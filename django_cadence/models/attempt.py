@@ -7,8 +7,9 @@ constraints (invariants 1 and 3 of docs/design.md), whoever writes the row.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone as django_timezone
@@ -17,9 +18,10 @@ from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
 from .choices import TERMINAL_STATUSES, Status, Trigger, in_choices
 from .schedule import Schedule
+from .transitions import AttemptTransitions
 
 
-class AttemptQuerySet(models.QuerySet["Attempt"]):
+class AttemptQuerySet(AttemptTransitions):
     def pending(self) -> AttemptQuerySet:
         return self.filter(status=Status.PENDING)
 
@@ -70,6 +72,7 @@ class Attempt(models.Model):
     created_at = models.DateTimeField(default=django_timezone.now)
 
     objects = AttemptQuerySet.as_manager()
+    _identity: dict[str, Any]
 
     class Meta:
         ordering = ("-occurrence_at", "-id")
@@ -113,6 +116,34 @@ class Attempt(models.Model):
         schedule = self.schedule
         when = format_instant(self.occurrence_at, zone(schedule.timezone))
         return f"{schedule.name} · {when} · {self.get_status_display()}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, refusing a change of identity (invariant 1: one attempt per occurrence)."""
+        loaded = getattr(self, "_identity", None) or {}
+        changed = [
+            f for f, value in loaded.items() if value is not None and getattr(self, f) != value
+        ]
+        if changed:
+            raise ValidationError(
+                {
+                    f.removesuffix("_id"): "An attempt's schedule, occurrence and trigger are "
+                    "its identity; they cannot change once it is written."
+                    for f in changed
+                }
+            )
+        super().save(*args, **kwargs)
+        self._identity = {f: self.__dict__.get(f) for f in IDENTITY}
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> Attempt:
+        # **kwargs: Django 6.1 passes fetch_mode; 5.2 passes nothing more.
+        instance = super().from_db(db, field_names, values, **kwargs)
+        instance._identity = {f: instance.__dict__.get(f) for f in IDENTITY}  # None: deferred
+        return instance
+
+
+# The fields that say which occurrence an attempt is (its unique constraint); fixed once written.
+IDENTITY = ("schedule_id", "occurrence_at", "trigger")
 
 
 # --- Proxies for the admin -----------------------------------------------------------------

@@ -34,8 +34,7 @@ class ScheduleQuerySet(models.QuerySet["Schedule"]):
 
         ``enabled__in``, not ``enabled=True``: Django writes the latter as a bare boolean
         column (``WHERE "enabled" AND ...``), for which SQLite does not use the due index
-        (enabled, next_run_at) and scans every schedule: on every tick that plans, 36 ms at
-        100,000 schedules.
+        (enabled, next_run_at) and scans every schedule on every tick that plans.
         """
         return self.filter(enabled__in=(True,))
 

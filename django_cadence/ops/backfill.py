@@ -26,6 +26,7 @@ from django.db import transaction
 
 from ..engine.planner import overlap_states, planned_row
 from ..models import Attempt, Schedule, Status, Trigger
+from ..models.transitions import history_entry
 from ..schedule import policies, specs
 from ..store import batch_writes
 from ..store.batch_writes import PlannedRow
@@ -145,7 +146,14 @@ def _reopen(schedule: Schedule, row: PlannedRow) -> None:
     attempt = Attempt.objects.get(
         schedule=schedule, trigger=Trigger.SCHEDULE, occurrence_at=row.occurrence_at
     )
-    note = {"try": 0, "result": "missed", "error": attempt.error}
+    note = history_entry(
+        try_number=0,
+        worker="",
+        started_at=None,
+        finished_at=attempt.finished_at,
+        result="missed",
+        error=attempt.error,
+    )
     Attempt.objects.filter(pk=attempt.pk, status=Status.MISSED).update(
         status=row.status,
         retry_at=row.retry_at,

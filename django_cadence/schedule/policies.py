@@ -70,6 +70,7 @@ class OverlapState:
 
     running: int = 0
     waiting: int = 0  # pending attempts not yet started (first try or retry)
+    retrying: int = 0  # of the waiting, those that failed a try and wait for the next
 
 
 @dataclass(frozen=True)
@@ -79,19 +80,29 @@ class Admission:
     statuses: tuple[str, ...]
     cancel_running: bool = False
     reasons: tuple[str, ...] = field(default=())
+    cancel_waiting: bool = False  # replace: the schedule's waiting attempts are superseded
 
 
 def admit(policy: str, state: OverlapState, count: int) -> Admission:
     """Decide, for ``count`` new occurrences in order, which wait to run and which are skipped."""
     if policy not in SERIAL_POLICIES and policy != "allow":
         raise ValueError(f"unknown overlap policy {policy!r}")
+    if policy == "replace":
+        return _replace(state, count)
     running, waiting = state.running, state.waiting
     statuses: list[str] = []
     reasons: list[str] = []
     for _ in range(count):
-        if policy == "skip_if_running" and running:
+        # An attempt waiting for its retry is still in flight: the occurrence it is for has
+        # not ended, so a later one would overlap it.
+        if policy == "skip_if_running" and (running or state.retrying):
             statuses.append("skipped")
-            reasons.append("an attempt of this schedule was running (overlap=skip_if_running)")
+            reasons.append(
+                "an attempt of this schedule was running (overlap=skip_if_running)"
+                if running
+                else "an earlier attempt of this schedule was waiting for its retry "
+                "(overlap=skip_if_running)"
+            )
             continue
         # The head of the line (running, or next to run when nothing runs) is not waiting;
         # one more may wait behind it.
@@ -102,8 +113,23 @@ def admit(policy: str, state: OverlapState, count: int) -> Admission:
         statuses.append("pending")
         reasons.append("")
         waiting += 1
-    cancel = policy == "replace" and running > 0 and "pending" in statuses
-    return Admission(statuses=tuple(statuses), cancel_running=cancel, reasons=tuple(reasons))
+    return Admission(statuses=tuple(statuses), reasons=tuple(reasons))
+
+
+REPLACED = "replaced by a newer occurrence (overlap=replace)"
+
+
+def _replace(state: OverlapState, count: int) -> Admission:
+    """The newest occurrence runs; older ones, new or waiting, are superseded, and a running
+    attempt is asked to stop: a short-interval schedule never builds a backlog."""
+    if count == 0:
+        return Admission(statuses=())
+    return Admission(
+        statuses=("skipped",) * (count - 1) + ("pending",),
+        reasons=(REPLACED,) * (count - 1) + ("",),
+        cancel_running=state.running > 0,
+        cancel_waiting=state.waiting > 0,
+    )
 
 
 def is_serial(policy: str) -> bool:

@@ -35,14 +35,16 @@ def _names(
     return connection, quote(model._meta.db_table), lambda name: quote(fields[name])
 
 
-def open_attempt_counts(using: str, schedule_ids: Sequence[int]) -> list[tuple[int, str, int]]:
-    """``(schedule_id, status, count)`` of the pending and running attempts of the schedules."""
+def open_attempt_counts(using: str, schedule_ids: Sequence[int]) -> list[tuple[int, str, int, int]]:
+    """``(schedule_id, status, count, retried)`` of the pending and running attempts of the
+    schedules; ``retried`` counts those that have had a try."""
     if not schedule_ids:
         return []
     connection, table, column = _names(using)
     where, where_params = store_of(using).in_list(column("schedule"), schedule_ids)
     sql = (
-        f"SELECT {column('schedule')}, {column('status')}, COUNT(*) FROM {table} "  # noqa: S608
+        f"SELECT {column('schedule')}, {column('status')}, COUNT(*), "  # noqa: S608
+        f"SUM(CASE WHEN {column('tries')} > 0 THEN 1 ELSE 0 END) FROM {table} "
         f"WHERE {where} AND {column('status')} IN (%s, %s) "
         f"GROUP BY {column('schedule')}, {column('status')}"
     )

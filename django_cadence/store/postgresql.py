@@ -171,10 +171,9 @@ class NotificationListener(threading.Thread):
 # PostgreSQL: the engine's own connection reads ``timestamptz`` with psycopg's native loader.
 #
 # Django reads every ``timestamptz`` value through a loader of its own, written in Python, so
-# that it can attach the connection's time zone: about 4 microseconds a value against a
-# tenth of that for psycopg's loader, compiled with ``psycopg[binary]``. The engine reads
-# several per schedule it plans and one per try it claims; in a burst that is a few percent
-# of the worker's CPU, all of it on the one thread that plans and claims.
+# that it can attach the connection's time zone, several times slower than psycopg's own
+# loader compiled with ``psycopg[binary]``. The engine reads several per schedule it plans and
+# one per try it claims, all on the one thread that plans and claims.
 #
 # The two loaders return the same value whenever the session's time zone is UTC and Django
 # wants aware UTC datetimes (``USE_TZ = True`` and no ``TIME_ZONE`` on the database): Django

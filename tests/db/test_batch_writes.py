@@ -126,8 +126,10 @@ def test_open_attempt_counts_are_pending_and_running_per_schedule(schedule_at, c
         status="running", claim_token="t", lease_until=clock.now() + SECOND * 30
     )
     Attempt.objects.filter(schedule=idle).update(status="skipped", retry_at=None)
+    newest = Attempt.objects.filter(schedule=busy).order_by("occurrence_at").last()
+    Attempt.objects.filter(pk=newest.pk).update(tries=1)  # failed once, waits for its retry
     got = batch_writes.open_attempt_counts("default", [busy.pk, idle.pk])
-    assert sorted(got) == [(busy.pk, "pending", 2), (busy.pk, "running", 1)]
+    assert sorted(got) == [(busy.pk, "pending", 2, 1), (busy.pk, "running", 1, 0)]
     assert batch_writes.open_attempt_counts("default", []) == []
     assert other.pk not in {row[0] for row in got}
 

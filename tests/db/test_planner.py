@@ -134,7 +134,8 @@ def test_planner_fire_all_catches_up_in_batches(schedule_at, clock, settings):
         ("skip_if_running", ["running", "skipped", "skipped"]),
         ("queue", ["running", "pending", "pending"]),
         ("buffer_one", ["running", "pending", "skipped"]),
-        ("replace", ["running", "pending", "pending"]),
+        # The third occurrence supersedes the second, still waiting: no backlog.
+        ("replace", ["running", "cancelled", "pending"]),
     ],
 )
 def test_planner_overlap_admission_while_running(schedule_at, clock, overlap, expected):
@@ -216,3 +217,27 @@ def test_the_due_read_finds_due_schedules_through_the_due_index(clock):
     if connection.vendor == "sqlite":  # neither a scan of the table nor a sort
         assert "SCAN" not in plan
         assert "TEMP B-TREE" not in plan
+
+
+@pytest.mark.parametrize(
+    ("overlap", "expected"),
+    [
+        ("allow", ["pending", "pending"]),
+        # docs/design.md, Overlap: an attempt waiting for its retry is still in flight.
+        ("skip_if_running", ["pending", "skipped"]),
+        ("queue", ["pending", "pending"]),
+        ("buffer_one", ["pending", "pending"]),
+        ("replace", ["cancelled", "pending"]),
+    ],
+)
+def test_planner_overlap_admission_while_a_retry_waits(schedule_at, clock, overlap, expected):
+    schedule = schedule_at(interval=MINUTE, overlap=overlap)
+    planner.plan_due(clock.advance(MINUTE))
+    Attempt.objects.filter(schedule=schedule).update(
+        tries=1, error="boom", retry_at=clock.now() + timedelta(hours=1)
+    )
+    planner.plan_due(clock.advance(MINUTE))
+    assert statuses(schedule) == expected
+    later = Attempt.objects.filter(schedule=schedule).order_by("occurrence_at").last()
+    if overlap == "skip_if_running":
+        assert "waiting for its retry" in later.error

@@ -277,11 +277,10 @@ ADMIT_TABLE = {
     ("buffer_one", 0, 1): (P, S, S),
     ("buffer_one", 1, 0): (P, S, S),
     ("buffer_one", 1, 1): (S, S, S),
-    ("replace", 0, 0): (P, P, P),
-    ("replace", 0, 1): (P, P, P),
-    ("replace", 1, 0): (P, P, P),
-    ("replace", 1, 1): (P, P, P),
 }
+
+# replace: the newest of the new occurrences runs; the older new ones are skipped.
+REPLACE_STATUSES = {1: (P,), 2: (S, P), 3: (S, S, P)}
 
 ADMIT_CASES = [
     pytest.param(
@@ -293,6 +292,18 @@ ADMIT_CASES = [
         id=f"{policy}-running{running}-waiting{waiting}-count{count}",
     )
     for (policy, running, waiting), statuses in ADMIT_TABLE.items()
+    for count in (1, 2, 3)
+] + [
+    pytest.param(
+        "replace",
+        running,
+        waiting,
+        count,
+        REPLACE_STATUSES[count],
+        id=f"replace-running{running}-waiting{waiting}-count{count}",
+    )
+    for running in (0, 1)
+    for waiting in (0, 1)
     for count in (1, 2, 3)
 ]
 
@@ -335,6 +346,36 @@ def test_admit_cancels_running_only_under_replace(policy, running, waiting, coun
     admission = admit(policy, OverlapState(running=running, waiting=waiting), count)
 
     assert admission.cancel_running is cancel
+
+
+@pytest.mark.parametrize("policy", ["allow", "skip_if_running", "queue", "buffer_one", "replace"])
+@pytest.mark.parametrize("waiting", [0, 1, 3])
+def test_only_replace_supersedes_the_waiting_attempts(policy, waiting):
+    """docs/design.md, Overlap: under replace a newer occurrence supersedes every older one
+    still waiting, so a short-interval schedule never builds a backlog."""
+    admission = admit(policy, OverlapState(running=1, waiting=waiting), 1)
+
+    assert admission.cancel_waiting is (policy == "replace" and waiting > 0)
+
+
+@pytest.mark.parametrize("running", [0, 1])
+def test_skip_if_running_counts_an_attempt_waiting_for_its_retry_as_in_flight(running):
+    """docs/design.md, Overlap: its occurrence has not ended, so later ones are skipped and
+    say why (they are not left pending behind it)."""
+    state = OverlapState(running=running, waiting=1, retrying=1)
+    admission = admit("skip_if_running", state, 2)
+
+    assert admission.statuses == (S, S)
+    assert all("overlap=skip_if_running" in reason for reason in admission.reasons)
+    if not running:
+        assert all("waiting for its retry" in reason for reason in admission.reasons)
+
+
+@pytest.mark.parametrize("policy", ["allow", "queue", "buffer_one"])
+def test_other_policies_let_occurrences_wait_behind_a_retry(policy):
+    admission = admit(policy, OverlapState(waiting=1, retrying=1), 1)
+
+    assert admission.statuses == (P,)
 
 
 @pytest.mark.parametrize("count", [0, 1, 2])
