@@ -28,7 +28,7 @@ from .. import services
 from ..executors.calling import idempotency_key
 from ..models import Attempt, Status, Trigger
 from . import dates, display, operations
-from .object_actions import ObjectAction, ObjectActionsMixin
+from .object_actions import ObjectAction, ObjectActionsAdmin
 
 COUNT_CAP = 10_000
 
@@ -137,11 +137,17 @@ ATTEMPT_ACTIONS = (
 
 
 @admin.register(Attempt)
-class AttemptAdmin(ObjectActionsMixin, DALFModelAdmin):
+class AttemptAdmin(ObjectActionsAdmin, DALFModelAdmin):
     object_actions = ATTEMPT_ACTIONS
     # Columns for finding an attempt beside the sidebar and the filters at 1280 px: the
     # worker, the trigger and the timing are on its page (and the worker is searchable).
-    list_display = ("occurrence", "schedule_name", "status_badge", "tries", "error_excerpt")
+    list_display: tuple[str, ...] = (
+        "occurrence",
+        "schedule_name",
+        "status_badge",
+        "tries",
+        "error_excerpt",
+    )
     list_display_links = ("occurrence",)
     list_filter = (
         "status",

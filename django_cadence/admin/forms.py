@@ -167,7 +167,7 @@ class ScheduleForm(forms.ModelForm):
                 self.initial[name] = value.astimezone(tz).replace(tzinfo=None)
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         zoned_fields(cleaned)
         return cleaned
 

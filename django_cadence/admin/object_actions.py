@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import (
     Http404,
@@ -43,8 +43,14 @@ class ObjectAction:
     confirm: str = ""  # asked on a page of its own before doing it
 
 
-class ObjectActionsMixin:
-    """Adds ``object_actions`` to a ModelAdmin's change page (``change_form_template``)."""
+if TYPE_CHECKING:
+    ModelAdmin = admin.ModelAdmin[Any]
+else:
+    ModelAdmin = admin.ModelAdmin
+
+
+class ObjectActionsAdmin(ModelAdmin):
+    """A ModelAdmin whose change page has ``object_actions`` (``change_form_template``)."""
 
     object_actions: tuple[ObjectAction, ...] = ()
     change_form_template = "django_cadence/admin/change_form.html"
@@ -56,7 +62,7 @@ class ObjectActionsMixin:
             if action.applies(obj) and operations.has_perm(request, action.permission)
         ]
 
-    def get_urls(self) -> list:
+    def get_urls(self) -> list[Any]:
         name = f"{self.opts.app_label}_{self.opts.model_name}_do"
         view = self.admin_site.admin_view(self.object_action_view)
         return [path("<path:object_id>/do/<slug:action>/", view, name=name), *super().get_urls()]

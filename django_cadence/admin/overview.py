@@ -30,6 +30,7 @@ from ..ops.status import worker_timeout
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
 from . import charts, display
+from .object_actions import ModelAdmin
 
 HOURS = 24
 LAG_PER_HOUR = 200
@@ -105,7 +106,7 @@ def _percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
-def due_timeline(now: datetime) -> tuple[list[tuple[str, list]], int]:
+def due_timeline(now: datetime) -> tuple[list[tuple[str, list[tuple[datetime, str]]]], int]:
     """The enabled schedules due in the next 24 h, each with its occurrences in that window."""
     end = now + timedelta(hours=HOURS)
     due = Schedule.objects.enabled().filter(next_run_at__lt=end).order_by("next_run_at")
@@ -196,7 +197,7 @@ def context(now: datetime) -> dict[str, Any]:
 
 
 @admin.register(Overview)
-class OverviewAdmin(admin.ModelAdmin):
+class OverviewAdmin(ModelAdmin):
     """The overview page in place of a changelist; nothing to add, change or delete."""
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:

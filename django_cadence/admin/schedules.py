@@ -32,7 +32,7 @@ from ..schedule.describe import describe_schedule, zone
 from ..schedule.timefmt import format_instant, format_utc
 from . import display, operations, preview
 from .forms import ScheduleForm
-from .object_actions import ObjectAction, ObjectActionsMixin
+from .object_actions import ObjectAction, ObjectActionsAdmin
 from .recent import (
     STRIP_LENGTH,
     LastOutcomeFilter,
@@ -96,7 +96,7 @@ SCHEDULE_ACTIONS = (
 KIND_TITLES = {"cron": "Cron", "interval": "Interval", "once": "Once"}
 
 # One fieldset per kind, labelled and classed for ``schedule_kind.js``.
-KIND_FIELDSETS = tuple(
+KIND_FIELDSETS: tuple[Any, ...] = tuple(
     (
         f"{KIND_TITLES[kind]} (kind: {kind})",
         {"classes": ("cadence-kind", f"cadence-kind-{kind}"), "fields": fields},
@@ -106,7 +106,7 @@ KIND_FIELDSETS = tuple(
 
 
 @admin.register(Schedule)
-class ScheduleAdmin(ObjectActionsMixin, admin.ModelAdmin):
+class ScheduleAdmin(ObjectActionsAdmin):
     object_actions = SCHEDULE_ACTIONS
     form = ScheduleForm
     # Four columns fit beside the navigation sidebar and the filters at 1280 px: the zone is

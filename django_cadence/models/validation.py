@@ -65,7 +65,7 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
         raise ValidationError(errors)
 
 
-def _check_metadata(schedule: Schedule, add) -> None:
+def _check_metadata(schedule: Schedule, add: AddError) -> None:
     """Labels for people: a JSON object (``{}`` when unset), nothing else."""
     if schedule.metadata is None:
         schedule.metadata = {}

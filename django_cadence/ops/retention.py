@@ -115,7 +115,7 @@ def _count_or_delete(queryset: QuerySet[Attempt, Any], dry_run: bool, batch_size
         after = ids[-1]
 
 
-def stopped_workers(now: datetime):
+def stopped_workers(now: datetime) -> QuerySet[Worker]:
     """Workers that shut down cleanly more than ``STOPPED_WORKERS_KEPT`` ago; live and lost
     ones are always kept (a lost worker is news, however old)."""
     return Worker.objects.filter(stopped_at__lt=now - STOPPED_WORKERS_KEPT)
