@@ -10,7 +10,7 @@ RUN_STAMP := $(VENV)/.installed-run
 DATABASES ?= sqlite postgresql mysql
 PYTEST_ARGS ?=
 
-.PHONY: system run test lint migrations-check test-sqlite test-postgresql test-mysql test-django6 demo docs clean
+.PHONY: system run test lint migrations-check screenshots test-sqlite test-postgresql test-mysql test-django6 demo docs clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required") if sys.version_info < (3, 11) else None'
@@ -73,3 +73,7 @@ run: demo
 
 clean:
 	rm -rf $(VENV) .venv-django6 *.egg-info .pytest_cache .ruff_cache example_project/db.sqlite3 docs/_build
+
+# make screenshots: the admin tour's pictures (docs/screenshots/), taken by the browser tests.
+screenshots: $(STAMP)
+	$(PY) -m benchmarks screenshots

@@ -64,9 +64,13 @@ def pages(schedule_pk: int, attempt_pk: int, day: datetime) -> list[Page]:
             "attempts: day drill-down",
             f"{attempts}?{urlencode({**month, 'occurrence_at__day': day.day})}",
         ),
+        Page("attempts: search", f"{attempts}?q=report"),
         Page("attempt detail (dead letter)", f"{attempts}{attempt_pk}/change/"),
         Page("dead letters", f"{ADMIN}/deadletter/"),
         Page("retries", f"{ADMIN}/retry/"),
+        Page("workers", f"{ADMIN}/worker/"),
+        Page("overview", f"{ADMIN}/overview/"),
+        Page("admin index", "/admin/"),
         Page("schedule preview (JSON)", f"{ADMIN}/schedule/preview/?{urlencode(preview)}"),
     ]
 

@@ -1,11 +1,20 @@
-"""The admin: schedules, attempts, dead letters and retries (see docs/admin-tour.md).
+"""The admin: schedules, attempts, dead letters, retries, workers and an overview page (see
+docs/admin-tour.md).
 
 Importing the package registers every ModelAdmin with the default admin site.
 """
 
 from .attempts import AttemptAdmin
 from .failures import DeadLetterAdmin, RetryAdmin
+from .overview import OverviewAdmin
 from .schedules import ScheduleAdmin
 from .workers import WorkerAdmin
 
-__all__ = ["AttemptAdmin", "DeadLetterAdmin", "RetryAdmin", "ScheduleAdmin", "WorkerAdmin"]
+__all__ = [
+    "AttemptAdmin",
+    "DeadLetterAdmin",
+    "OverviewAdmin",
+    "RetryAdmin",
+    "ScheduleAdmin",
+    "WorkerAdmin",
+]

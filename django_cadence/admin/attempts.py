@@ -26,8 +26,9 @@ from django.utils.translation import ngettext
 
 from .. import services
 from ..executors.calling import idempotency_key
-from ..models import Attempt, Status
+from ..models import Attempt, Status, Trigger
 from . import dates, display, operations
+from .object_actions import ObjectAction, ObjectActionsAdmin
 
 COUNT_CAP = 10_000
 
@@ -80,19 +81,74 @@ class AttemptChangeList(ChangeList):
         return [f"admin/{app}/{model}/{name}", f"admin/{app}/{name}", f"admin/{name}"]
 
 
+def _retry(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
+    retried = services.retry(attempt.pk)
+    model_admin.log_change(request, retried, "Retried the dead letter.")
+    page = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
+    return f"“{attempt}” is sent back to pending with fresh tries.", messages.SUCCESS, page
+
+
+def _discard(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
+    if not operations.discard_dead_letters(request, [attempt.pk]):
+        raise services.InvalidTransition("it is not a dead letter any more; it was kept.")
+    page = reverse("admin:django_cadence_deadletter_changelist")
+    return f"“{attempt}” is discarded; the admin history keeps its error.", messages.SUCCESS, page
+
+
+def _cancel(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
+    cancelled = services.cancel(attempt.pk)
+    page = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
+    if cancelled.status == Status.CANCELLED:
+        model_admin.log_change(request, cancelled, "Cancelled.")
+        return f"“{attempt}” is cancelled.", messages.SUCCESS, page
+    model_admin.log_change(request, cancelled, "Asked to stop.")
+    return f"“{attempt}” is asked to stop; it ends cancelled.", messages.SUCCESS, page
+
+
+def _zone(attempt: Attempt) -> str:
+    return attempt.schedule.timezone
+
+
+def _is_dead(attempt: Attempt) -> bool:
+    return attempt.status == Status.DEAD_LETTER
+
+
+ATTEMPT_ACTIONS = (
+    ObjectAction("retry", "Retry", operations.RETRY_DEAD_LETTER, _is_dead, _retry),
+    ObjectAction(
+        "discard",
+        "Discard",
+        operations.DISCARD_DEAD_LETTER,
+        _is_dead,
+        _discard,
+        confirm=(
+            "Discarding deletes this dead letter for good. It is recorded in the admin history "
+            "first, with its schedule, occurrence and error; to run it again instead, retry it."
+        ),
+    ),
+    ObjectAction(
+        "cancel",
+        "Cancel",
+        operations.CANCEL_ATTEMPT,
+        lambda a: a.status in (Status.PENDING, Status.RUNNING),
+        _cancel,
+    ),
+)
+
+
 @admin.register(Attempt)
-class AttemptAdmin(DALFModelAdmin):
-    list_display = (
-        "attempt",
-        "schedule",
-        "occurrence_at",
-        "trigger",
+class AttemptAdmin(ObjectActionsAdmin, DALFModelAdmin):
+    object_actions = ATTEMPT_ACTIONS
+    # Columns for finding an attempt beside the sidebar and the filters at 1280 px: the
+    # worker, the trigger and the timing are on its page (and the worker is searchable).
+    list_display: tuple[str, ...] = (
+        "occurrence",
+        "schedule_name",
         "status_badge",
         "tries",
-        "worker",
-        "finished_at",
         "error_excerpt",
     )
+    list_display_links = ("occurrence",)
     list_filter = (
         "status",
         ("schedule", DALFRelatedFieldAjax),
@@ -100,54 +156,75 @@ class AttemptAdmin(DALFModelAdmin):
         "trigger",
     )
     date_hierarchy = "occurrence_at"
+    search_fields = ("schedule__name", "error", "worker")
+    search_help_text = "Search by schedule name, error text or worker."
     change_list_template = "django_cadence/admin/attempt_change_list.html"
     show_full_result_count = False
     paginator = CappedCountPaginator
     actions = ("retry_dead_letters", "cancel")
-    fieldsets = (
-        (
-            None,
-            {
-                "fields": (
-                    "schedule_link",
-                    "occurrence_at",
-                    "trigger",
-                    "status_badge",
-                    "tries_summary",
-                    "idempotency_key",
-                )
-            },
-        ),
-        (
-            "Timing",
-            {"fields": ("retry_at", "started_at", "finished_at", "took")},
-        ),
-        (
-            "Worker and lease",
-            {"fields": ("worker", "lease_until", "recoveries", "cancel_requested")},
-        ),
-        ("Result", {"fields": ("outcome_block", "error_block")}),
-        ("Tries", {"fields": ("history_table",)}),
-    )
     readonly_fields = (
         "schedule_link",
-        "occurrence_at",
+        "occurrence",
         "trigger",
         "status_badge",
         "tries_summary",
         "idempotency_key",
-        "retry_at",
-        "started_at",
-        "finished_at",
+        "retry_when",
+        "started",
+        "finished",
         "took",
         "worker",
-        "lease_until",
+        "lease",
         "recoveries",
         "cancel_requested",
+        "payload_block",
         "outcome_block",
         "error_block",
         "history_table",
     )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Attempt | None = None) -> Any:
+        """Only the fields that mean something in the attempt's state (no "retry at" on a
+        dead letter, no lease once it finished)."""
+        if obj is None:
+            return ((None, {"fields": ("schedule_link", "occurrence", "status_badge")}),)
+        status = obj.status
+        timing = [
+            *(["retry_when"] if status == Status.PENDING else []),
+            *(["started"] if obj.started_at else []),
+            *(["finished"] if obj.finished_at else []),
+            *(["took"] if obj.started_at and obj.finished_at else []),
+        ]
+        worker = [
+            *(["worker"] if obj.worker else []),
+            *(["lease", "cancel_requested"] if status == Status.RUNNING else []),
+            *(["recoveries"] if obj.recoveries else []),
+        ]
+        result = [
+            *(["outcome_block"] if obj.outcome is not None else []),
+            *(["error_block"] if obj.error else []),
+        ]
+        fieldsets: list[tuple[str | None, dict[str, Any]]] = [
+            (
+                None,
+                {
+                    "fields": (
+                        "schedule_link",
+                        "occurrence",
+                        "trigger",
+                        "status_badge",
+                        "tries_summary",
+                        "idempotency_key",
+                    )
+                },
+            )
+        ]
+        for title, fields in (("Timing", timing), ("Worker and lease", worker), ("Result", result)):
+            if fields:
+                fieldsets.append((title, {"fields": tuple(fields)}))
+        fieldsets.append(("Payload", {"fields": ("payload_block",)}))
+        fieldsets.append(("Tries", {"fields": ("history_table",)}))
+        return fieldsets
 
     @property
     def media(self) -> forms.Media:
@@ -173,6 +250,21 @@ class AttemptAdmin(DALFModelAdmin):
     def attempt(self, obj: Attempt) -> str:
         return f"#{obj.pk}"
 
+    @admin.display(description="schedule")
+    def schedule_name(self, obj: Attempt) -> str:
+        return display.clipped(obj.schedule.name, "name")
+
+    @admin.display(description="occurrence", ordering="occurrence_at")
+    def occurrence(self, obj: Attempt) -> str:
+        manual = format_html(' <span class="cadence-quiet">{}</span>', "run now")
+        return format_html(
+            "{}{}",
+            display.instant(obj.occurrence_at, obj.schedule.timezone),
+            manual if obj.trigger == Trigger.MANUAL else "",
+        )
+
+    retry_when = display.instant_column("retry_at", "retry at", _zone, "retry_at")
+
     @admin.display(description="status", ordering="status")
     def status_badge(self, obj: Attempt) -> str:
         return display.status_badge(obj.status)
@@ -180,6 +272,16 @@ class AttemptAdmin(DALFModelAdmin):
     @admin.display(description="error")
     def error_excerpt(self, obj: Attempt) -> str:
         return display.excerpt(obj.error)
+
+    started = display.instant_column("started_at", "started", _zone)
+
+    finished = display.instant_column("finished_at", "finished", _zone)
+
+    lease = display.instant_column("lease_until", "lease until", _zone)
+
+    @admin.display(description="payload (the schedule's, secrets hidden)")
+    def payload_block(self, obj: Attempt) -> str:
+        return display.json_block(obj.schedule.payload)
 
     @admin.display(description="schedule")
     def schedule_link(self, obj: Attempt) -> str:
@@ -205,11 +307,11 @@ class AttemptAdmin(DALFModelAdmin):
 
     @admin.display(description="error")
     def error_block(self, obj: Attempt) -> str:
-        return display.text_block(obj.error)
+        return display.error_block(obj.error, obj.schedule.executor)
 
     @admin.display(description="tries, one by one")
     def history_table(self, obj: Attempt) -> str:
-        return display.history_table(obj.history)
+        return display.history_table(obj.history, obj.schedule.timezone)
 
     # --- actions: one call into services.py per attempt --------------------------------------
 

@@ -60,7 +60,9 @@ def _hierarchy(cl: ChangeList) -> dict[str, Any]:
     if year and month and day:
         chosen = date(int(year), int(month), int(day))
         return _level(link(year=year, month=month), _year_month(chosen), [(_month_day(chosen), "")])
-    bounds = span(cl.queryset, field)
+    # A text search matches no index: its first and last occurrence would scan every row, so
+    # a searched list offers the periods of all attempts instead.
+    bounds = span(cl.root_queryset if cl.query else cl.queryset, field)
     if bounds and not (year or month or day):  # start as deep as the rows allow, as Django does
         first, last = bounds
         if first.year == last.year:

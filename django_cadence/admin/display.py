@@ -11,22 +11,23 @@ redacted there (see :func:`scrubbed`); a detail page redacts the whole text.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta
+import re
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..executors.payloads import redact, redact_text
+from ..executors.payloads import headline, redact, redact_text
 from ..models import Status
-from ..schedule.describe import format_in_zone, zone
+from ..schedule.describe import zone
+from ..schedule.timefmt import format_instant, format_utc
 
 EXCERPT_CHARS = 120
 TOOLTIP_CHARS = 1000
 # Characters redacted past a cut: a long secret replaced by ******** leaves enough to show.
 REDACT_MARGIN = 200
-TRACEBACK_HEAD = "Traceback (most recent call last):"
 STATUS_LABELS = dict(Status.choices)
 
 
@@ -38,23 +39,33 @@ def status_badge(status: str | None) -> SafeString | str:
     return format_html('<span class="cadence-badge cadence-status-{}">{}</span>', status, label)
 
 
-def strip(cells: Sequence[tuple[datetime, str, str]], link: str = "") -> SafeString | str:
+def strip(
+    cells: Sequence[tuple[datetime, str, str]], link: str = "", tz_name: str | None = None
+) -> SafeString | str:
     """Recent attempts as coloured cells, oldest first: ``(occurrence_at, status, trigger)``."""
     if not cells:
         return "-"
+    tz = zone(tz_name)
     spans = format_html_join(
         "",
         '<span class="cadence-cell cadence-status-{}" title="{}"></span>',
-        ((status, _cell_title(at, status, trigger)) for at, status, trigger in cells),
+        ((status, _cell_title(at, status, trigger, tz)) for at, status, trigger in cells),
     )
     if link:
         return format_html('<a class="cadence-strip" href="{}">{}</a>', link, spans)
     return format_html('<span class="cadence-strip">{}</span>', spans)
 
 
-def _cell_title(at: datetime, status: str, trigger: str) -> str:
+def _cell_title(at: datetime, status: str, trigger: str, tz: tzinfo) -> str:
     manual = " (run now)" if trigger == "manual" else ""
-    return f"{instant(at)}: {STATUS_LABELS.get(status, status)}{manual}"
+    return f"{format_instant(at, tz)}: {STATUS_LABELS.get(status, status)}{manual}"
+
+
+def clipped(text: str, width: str = "narrow") -> SafeString:
+    """``text`` on one line, cut with an ellipsis past the column's width; whole in the tooltip."""
+    return format_html(
+        '<span class="cadence-clip cadence-{}" title="{}">{}</span>', width, text, text
+    )
 
 
 def json_block(value: Any) -> SafeString | str:
@@ -70,6 +81,54 @@ def text_block(text: str | None) -> SafeString | str:
     if not text:
         return "-"
     return format_html('<pre class="cadence-pre cadence-error">{}</pre>', redact_text(str(text)))
+
+
+def error_block(text: str | None, executor: str = "") -> SafeString | str:
+    """An error as an operator reads it: what went wrong, where in the job, then (on demand,
+    at full height) the whole traceback. Secrets scrubbed, everything escaped."""
+    if not text:
+        return "-"
+    text = redact_text(str(text))
+    frame = job_frame(text, executor)
+    where = format_html('<pre class="cadence-pre cadence-frame">{}</pre>', frame) if frame else ""
+    lines = text.strip().count("\n") + 1
+    return format_html(
+        '<div class="cadence-error"><p class="cadence-headline">{}</p>{}'
+        "<details><summary>Whole text ({} line{})</summary>"
+        '<pre class="cadence-pre cadence-full">{}</pre></details></div>',
+        headline(text),
+        where,
+        lines,
+        "" if lines == 1 else "s",
+        text,
+    )
+
+
+FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in .*$')
+LIBRARY = ("/django_cadence/", "/site-packages/", "/dist-packages/", "/lib/python")
+
+
+def job_frame(text: str, executor: str = "") -> str:
+    """The traceback's frame in the job's own code (its line and source), innermost first.
+
+    The job's module (from the executor's dotted path) wins; else the innermost frame outside
+    this package and installed libraries; else none (the error is not a traceback).
+    """
+    lines = text.splitlines()
+    frames = [(i, m["path"]) for i, line in enumerate(lines) if (m := FRAME.match(line))]
+    module = executor.rpartition(".")[0].replace(".", "/")
+
+    def pick(test: Any) -> str:
+        for i, path in reversed(frames):
+            if test(path):
+                source = (
+                    lines[i + 1] if i + 1 < len(lines) and not FRAME.match(lines[i + 1]) else ""
+                )
+                return "\n".join(line.strip() for line in (lines[i], source) if line.strip())
+        return ""
+
+    own = module and pick(lambda path: f"/{module}.py" in path or f"/{module}/" in path)
+    return own or pick(lambda path: not any(part in path for part in LIBRARY))
 
 
 def excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> SafeString | str:
@@ -94,27 +153,38 @@ def scrubbed(text: str, length: int) -> str:
     return redact_text(text[: length + REDACT_MARGIN])[:length]
 
 
-def headline(text: str) -> str:
-    """The line that says what went wrong: a traceback's exception line, else the first line.
+def instant(value: datetime | None, tz_name: str | None = None) -> SafeString | str:
+    """An instant on one line, to the second in a schedule's zone, UTC in its tooltip.
 
-    Errors recorded by the engine are whole tracebacks, whose first line is always
-    ``Traceback (most recent call last):``; the exception (``module.Error: message``) is the
-    first unindented line after the frames of the last traceback (the last of a chain).
+    Without ``tz_name`` the instant is shown in Django's current zone (``TIME_ZONE``): the
+    times of workers and other rows that belong to no schedule. The rule is ``timefmt``'s.
     """
-    lines = text.strip().splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith(TRACEBACK_HEAD)]
-    if starts:
-        for line in lines[starts[-1] + 1 :]:
-            if line.strip() and not line[0].isspace():
-                return line
-    return lines[0] if lines else ""
-
-
-def instant(value: datetime | None, tz_name: str | None = None) -> str:
-    """An instant in a schedule's zone (``2026-03-08 03:00 EDT``), or in UTC without a zone."""
     if value is None:
         return "-"
-    return format_in_zone(value, zone(tz_name or "UTC"), seconds=True)
+    tz = zone(tz_name) if tz_name else None
+    return format_html(
+        '<span class="cadence-time" title="{}">{}</span>',
+        format_utc(value),
+        format_instant(value, tz),
+    )
+
+
+def instant_column(
+    field: str,
+    description: str,
+    zone_of: Callable[[Any], str] | None = None,
+    ordering: str | None = None,
+) -> Callable[[Any, Any], SafeString | str]:
+    """A ModelAdmin column or read-only field showing ``obj.<field>`` by :func:`instant`, in
+    the zone ``zone_of(obj)`` names (a schedule's), else in the current zone."""
+
+    def column(model_admin: Any, obj: Any) -> SafeString | str:
+        return instant(getattr(obj, field), zone_of(obj) if zone_of else None)
+
+    column.short_description = description  # type: ignore[attr-defined]
+    if ordering:
+        column.admin_order_field = ordering  # type: ignore[attr-defined]
+    return column
 
 
 def duration(start: datetime | None, end: datetime | None) -> str:
@@ -142,7 +212,7 @@ def _parse(value: Any) -> datetime | None:
     return parsed if parsed.utcoffset() is not None else None
 
 
-def _history_row(entry: Any) -> tuple[Any, ...]:
+def _history_row(entry: Any, tz_name: str | None) -> tuple[Any, ...]:
     """One try of ``Attempt.history`` as table cells; tolerant of any JSON shape."""
     if not isinstance(entry, dict):
         return ("?", "", "", "", "", "", text_block(json.dumps(redact(entry), default=str)))
@@ -150,27 +220,37 @@ def _history_row(entry: Any) -> tuple[Any, ...]:
     return (
         entry.get("try", "?"),
         entry.get("worker") or "",
-        instant(started) if started else str(entry.get("started_at") or ""),
-        instant(finished) if finished else str(entry.get("finished_at") or ""),
+        instant(started, tz_name) if started else str(entry.get("started_at") or ""),
+        instant(finished, tz_name) if finished else str(entry.get("finished_at") or ""),
         duration(started, finished),
         entry.get("result") or "",
-        text_block(entry.get("error")) if entry.get("error") else "",
+        error_block(str(entry.get("error"))) if entry.get("error") else "",
     )
 
 
-def history_table(history: Iterable[Any] | None) -> SafeString | str:
-    """Every try of an attempt: number, worker, timing, result and its (scrubbed) error."""
+def _history_rows(entry: Any, tz_name: str | None) -> SafeString:
+    """A try's row, and beneath it its error across the whole table (room for a traceback)."""
+    *cells, error = _history_row(entry, tz_name)
+    row = format_html(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", *cells
+    )
+    if not error:
+        return row
+    return format_html(
+        '{}<tr class="cadence-try-error"><td></td><td colspan="5">{}</td></tr>', row, error
+    )
+
+
+def history_table(history: Iterable[Any] | None, tz_name: str | None = None) -> SafeString | str:
+    """Every try of an attempt: number, worker, timing (in ``tz_name``), result, and its
+    error on a row of its own."""
     entries = list(history or []) if isinstance(history, list) else []
     if not entries:
         return "No tries recorded yet."
-    rows = format_html_join(
-        "",
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        (_history_row(entry) for entry in entries),
-    )
+    rows = format_html_join("", "{}", ((_history_rows(entry, tz_name),) for entry in entries))
     return format_html(
         '<table class="cadence-history"><thead><tr><th>Try</th><th>Worker</th>'
-        "<th>Started</th><th>Finished</th><th>Took</th><th>Result</th><th>Error</th>"
+        "<th>Started</th><th>Finished</th><th>Took</th><th>Result</th>"
         "</tr></thead><tbody>{}</tbody></table>",
         rows,
     )

@@ -25,15 +25,7 @@ SHOWN = 100  # dead letters listed on the confirmation page
 
 @admin.register(DeadLetter)
 class DeadLetterAdmin(AttemptAdmin):
-    list_display = (
-        "attempt",
-        "schedule",
-        "occurrence_at",
-        "trigger",
-        "tries",
-        "finished_at",
-        "error_excerpt",
-    )
+    list_display = ("occurrence", "schedule_name", "tries", "error_excerpt")
     list_filter = AttemptAdmin.list_filter[1:]  # all of them are dead letters
     # Newest first by occurrence, as the attempts page: the (status, occurrence_at) index
     # gives this order (the id tie-break is the index's row id on InnoDB, and PostgreSQL
@@ -56,7 +48,11 @@ class DeadLetterAdmin(AttemptAdmin):
                 "opts": self.opts,
                 "ids": list(queryset.values_list("pk", flat=True)),
                 "shown": [
-                    (row.schedule.name, row.occurrence_at, display.excerpt(row.error))
+                    (
+                        row.schedule.name,
+                        display.instant(row.occurrence_at, row.schedule.timezone),
+                        display.excerpt(row.error),
+                    )
                     for row in queryset.prefetch_related("schedule")[:SHOWN]
                 ],
                 "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
@@ -84,15 +80,7 @@ class DeadLetterAdmin(AttemptAdmin):
 
 @admin.register(Retry)
 class RetryAdmin(AttemptAdmin):
-    list_display = (
-        "attempt",
-        "schedule",
-        "occurrence_at",
-        "trigger",
-        "tries",
-        "retry_at",
-        "error_excerpt",
-    )
+    list_display = ("occurrence", "schedule_name", "retry_when", "tries", "error_excerpt")
     list_filter = AttemptAdmin.list_filter[1:]  # all of them are pending
     ordering = ("retry_at", "id")
     actions = ("run_retries_now", "cancel")

@@ -8,22 +8,27 @@ Stored payloads are shown redacted; saving the form without retyping a secret ke
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 from django.utils.html import format_html
 
 from ..conf import cadence_settings
 from ..executors.payloads import REDACTED, redact
 from ..executors.registry import is_allowed, registered_jobs
 from ..models import Schedule
+from ..models.schedule import default_timezone
+from ..schedule.describe import zone
 
 EDITABLE_FIELDS = (
     "name",
     "enabled",
     "executor",
     "payload",
+    "metadata",
     "kind",
     "cron",
     "interval",
@@ -108,6 +113,26 @@ class PayloadField(forms.JSONField):
             return forms.fields.InvalidJSONInput(data)
 
 
+# Instants typed as wall time in the schedule's own zone (the "timezone" field), not TIME_ZONE.
+ZONED_FIELDS = ("run_at", "start_at", "end_at")
+ZONED_HELP = "Wall time in the schedule's time zone (the time zone field), to the second."
+
+
+def in_zone(value: datetime | None, tz_name: str | None) -> datetime | None:
+    """The wall time a form field read in Django's current zone, taken in ``tz_name`` instead."""
+    if value is None:
+        return None
+    wall = timezone.make_naive(value) if timezone.is_aware(value) else value
+    return wall.replace(tzinfo=zone(tz_name))
+
+
+def zoned_fields(cleaned: dict[str, Any]) -> None:
+    """Re-read ``run_at``, ``start_at`` and ``end_at`` in the cleaned ``timezone``, in place."""
+    for name in ZONED_FIELDS:
+        if cleaned.get(name) is not None:
+            cleaned[name] = in_zone(cleaned[name], cleaned.get("timezone"))
+
+
 class ScheduleForm(forms.ModelForm):
     executor = forms.ChoiceField(
         choices=(),
@@ -117,7 +142,7 @@ class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
         fields = EDITABLE_FIELDS
-        field_classes = {"payload": PayloadField}
+        field_classes = {"payload": PayloadField, "metadata": PayloadField}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -132,6 +157,19 @@ class ScheduleForm(forms.ModelForm):
                 )
         if self.instance.pk and "payload" in self.fields:
             self.initial["payload"] = redact(self.instance.payload)
+        tz = zone(self.instance.timezone or default_timezone())
+        for name in ZONED_FIELDS:
+            if name not in self.fields:
+                continue
+            self.fields[name].help_text = ZONED_HELP
+            value = getattr(self.instance, name) if self.instance.pk else None
+            if value is not None:
+                self.initial[name] = value.astimezone(tz).replace(tzinfo=None)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        zoned_fields(cleaned)
+        return cleaned
 
     def clean_payload(self) -> Any:
         payload = self.cleaned_data.get("payload")

@@ -13,6 +13,8 @@ from django.db import transaction
 from django.http import HttpRequest
 
 from ..models import Attempt, Status
+from ..schedule.describe import zone
+from ..schedule.timefmt import format_instant
 from . import display
 
 APP = "django_cadence"
@@ -53,7 +55,8 @@ def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:
                 action_flag=DELETION,
                 change_message=(
                     f"Discarded the dead letter of {row.schedule.name} at "
-                    f"{row.occurrence_at.isoformat()}: {display.scrubbed(row.error, 500)}"
+                    f"{format_instant(row.occurrence_at, zone(row.schedule.timezone))}: "
+                    f"{display.scrubbed(row.error, 500)}"
                 ),
                 single_object=True,
             )

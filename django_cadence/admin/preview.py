@@ -1,11 +1,12 @@
 """The live preview behind the schedule form: the next occurrences of the spec being typed.
 
 ``GET admin/django_cadence/schedule/preview/?kind=cron&cron=...&timezone=...`` answers
-``{"occurrences": [{"utc", "local", "label", "dst_change"}], "errors": {field: [messages]},
-"description": ...}``. The spec fields are parsed by the admin's own form fields and validated by
-the same ``clean_schedule`` as a save, so the preview's errors are the form's errors. Only the
-spec is validated: the executor is blanked on the in-memory candidate, so nothing is imported
-and nothing runs; nothing is saved either.
+``{"occurrences": [{"utc", "local", "label", "utc_label", "dst_change"}], "errors": {field:
+[messages]}, "description": ...}``; run at, start at and end at are wall times in the
+schedule's zone, as in the form. The spec fields are parsed by the admin's own form fields
+and validated by the same ``clean_schedule`` as a save, so the preview's errors are the form's
+errors. Only the spec is validated: the executor is blanked on the in-memory candidate, so
+nothing is imported and nothing runs; nothing is saved either.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from django.utils.dateparse import parse_datetime
 
 from ..models import Schedule
 from ..models.validation import clean_schedule
-from ..schedule.describe import describe_schedule, format_in_zone, zone
+from ..schedule.describe import describe_schedule, zone
+from ..schedule.timefmt import format_instant, format_utc
+from .forms import zoned_fields
 
 if TYPE_CHECKING:
     from django.contrib.admin import ModelAdmin
@@ -89,7 +92,8 @@ def occurrences(schedule: Schedule, after: datetime) -> list[dict[str, Any]]:
             {
                 "utc": instant.astimezone(UTC).isoformat().replace("+00:00", "Z"),
                 "local": local.isoformat(),
-                "label": format_in_zone(instant, tz),
+                "label": format_instant(instant, tz),
+                "utc_label": format_utc(instant),
                 "dst_change": local.utcoffset() != previous,
             }
         )
@@ -105,6 +109,7 @@ def preview(model_admin: ModelAdmin, request: HttpRequest) -> JsonResponse:
         after = _after(request)
         if not form.is_valid():
             raise ValidationError(form.errors.as_data())
+        zoned_fields(form.cleaned_data)
         for name in PREVIEW_FIELDS:
             setattr(candidate, name, form.cleaned_data[name])
         candidate.executor, candidate.payload = "", {}  # the spec only: import and run nothing

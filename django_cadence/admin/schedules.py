@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from datetime import UTC
 from typing import Any
 
 from django.contrib import admin, messages
@@ -21,16 +20,19 @@ from django.db.models import Count, QuerySet
 from django.db.models.deletion import Collector, ProtectedError, RestrictedError
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
 from .. import services
 from ..exceptions import CadenceError
 from ..executors.payloads import redact_text
-from ..models import Attempt, Schedule, Status
-from ..schedule.describe import describe_schedule, format_in_zone, zone
+from ..models import Attempt, Kind, Schedule, Status
+from ..models.validation import KIND_FIELDS
+from ..schedule.describe import describe_schedule, zone
+from ..schedule.timefmt import format_instant, format_utc
 from . import display, operations, preview
 from .forms import ScheduleForm
+from .object_actions import ObjectAction, ObjectActionsAdmin
 from .recent import (
     STRIP_LENGTH,
     LastOutcomeFilter,
@@ -40,53 +42,103 @@ from .recent import (
 )
 
 
-@admin.register(Schedule)
-class ScheduleAdmin(admin.ModelAdmin):
-    form = ScheduleForm
-    list_display = (
-        "name",
-        "rule",
-        "timezone",
-        "next_run",
-        "next_run_utc",
-        "last_outcome_badge",
-        "recent",
-        "enabled",
+def _run_now(force: bool) -> Any:
+    def run(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+        attempt = services.trigger(schedule, force=force)
+        how = "Ran now, bypassing the overlap policy" if force else "Ran now"
+        model_admin.log_change(
+            request, schedule, f"{how}: attempt {attempt.pk} is {attempt.status}."
+        )
+        url = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
+        if attempt.status == Status.SKIPPED:
+            policy = schedule.get_overlap_display()
+            text = f"“{schedule.name}” was not run: its overlap policy ({policy}) skipped it."
+            return text, messages.WARNING, ""
+        return f"“{schedule.name}” runs now: {attempt}.", messages.SUCCESS, url
+
+    return run
+
+
+def _pause(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+    reason = f"paused in the admin by {request.user.get_username()}"
+    services.pause(schedule, reason=reason)
+    model_admin.log_change(request, schedule, "Paused.")
+    return f"“{schedule.name}” is paused: nothing runs until it is resumed.", messages.SUCCESS, ""
+
+
+def _resume(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+    resumed = services.resume(schedule)
+    model_admin.log_change(request, schedule, "Resumed.")
+    when = format_instant(resumed.next_run_at, zone(resumed.timezone))
+    return f"“{schedule.name}” is resumed; its next run is {when}.", messages.SUCCESS, ""
+
+
+def _own_zone(schedule: Schedule) -> str:
+    return schedule.timezone
+
+
+SCHEDULE_ACTIONS = (
+    ObjectAction(
+        "run", "Run now", operations.RUN_SCHEDULE, lambda s: s.enabled, _run_now(force=False)
+    ),
+    ObjectAction(
+        "force-run",
+        "Run now, bypassing overlap",
+        operations.FORCE_RUN_SCHEDULE,
+        lambda s: s.enabled,
+        _run_now(force=True),
+    ),
+    ObjectAction("pause", "Pause", operations.PAUSE_SCHEDULE, lambda s: s.enabled, _pause),
+    ObjectAction("resume", "Resume", operations.RESUME_SCHEDULE, lambda s: not s.enabled, _resume),
+)
+
+
+KIND_TITLES = {"cron": "Cron", "interval": "Interval", "once": "Once"}
+
+# One fieldset per kind, labelled and classed for ``schedule_kind.js``.
+KIND_FIELDSETS: tuple[Any, ...] = tuple(
+    (
+        f"{KIND_TITLES[kind]} (kind: {kind})",
+        {"classes": ("cadence-kind", f"cadence-kind-{kind}"), "fields": fields},
     )
+    for kind, fields in KIND_FIELDS.items()
+)
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(ObjectActionsAdmin):
+    object_actions = SCHEDULE_ACTIONS
+    form = ScheduleForm
+    # Four columns fit beside the navigation sidebar and the filters at 1280 px: the zone is
+    # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, and the
+    # last outcome above the strip of the last attempts.
+    list_display = ("schedule_name", "rule", "next_run", "lately")
     list_filter = ("kind", "enabled", "overlap", LastOutcomeFilter)
-    search_fields = ("name", "executor")
+    # metadata as text: a team, an owner or a runbook link typed in the box finds the schedule.
+    search_fields = ("name", "executor", "metadata")
+    list_display_links = ("schedule_name",)
     actions = ("run_now", "run_now_forced", "pause", "resume")
     readonly_fields = (
         "upcoming",
         "next_run",
         "next_run_utc",
-        "last_run_at",
+        "last_run",
         "occurrence_count",
         "missed_count",
         "last_outcome_badge",
         "recent",
         "paused_because",
-        "created_at",
-        "enabled_at",
-        "updated_at",
+        "created",
+        "enabled_since",
+        "updated",
     )
     fieldsets = (
-        (None, {"fields": ("name", "enabled", "executor", "payload")}),
+        (None, {"fields": ("name", "enabled", "executor", "payload", "metadata")}),
+        ("When", {"fields": ("kind", "timezone")}),
+        *KIND_FIELDSETS,
         (
-            "When",
-            {
-                "fields": (
-                    "kind",
-                    "cron",
-                    "interval",
-                    "run_at",
-                    "timezone",
-                    "start_at",
-                    "end_at",
-                    "max_occurrences",
-                    "upcoming",
-                )
-            },
+            "Bounds",
+            {"fields": ("start_at", "end_at", "max_occurrences", "upcoming")},
         ),
         (
             "Overlap and misfires",
@@ -108,21 +160,42 @@ class ScheduleAdmin(admin.ModelAdmin):
         {
             "fields": (
                 ("next_run", "next_run_utc"),
-                "last_run_at",
+                "last_run",
                 ("occurrence_count", "missed_count"),
                 ("last_outcome_badge", "recent"),
                 "paused_because",
-                ("created_at", "enabled_at", "updated_at"),
+                ("created", "enabled_since", "updated"),
             )
         },
     )
 
     class Media:
         css = {"all": ("django_cadence/admin.css",)}
-        js = ("django_cadence/schedule_preview.js",)
+        js = ("django_cadence/schedule_kind.js", "django_cadence/schedule_preview.js")
 
     def get_fieldsets(self, request: HttpRequest, obj: Schedule | None = None) -> Any:
-        return (*self.fieldsets, self.state_fieldset) if obj else self.fieldsets
+        """The add page's ``?kind=`` keeps only that kind's fields; otherwise every kind's
+        fieldset is there, labelled, and ``schedule_kind.js`` shows the chosen one."""
+        if obj:
+            return (*self.fieldsets, self.state_fieldset)
+        kind = request.GET.get("kind")
+        if kind not in Kind.values:
+            links = format_html_join(
+                " · ", '<a href="?kind={}">{}</a>', ((k.value, k.label) for k in Kind)
+            )
+            when = self.fieldsets[1][1]
+            description = format_html("Only the fields of one kind: {}.", links)
+            return (
+                self.fieldsets[0],
+                ("When", {**when, "description": description}),
+                *self.fieldsets[2:],
+            )
+        other = {f"cadence-kind-{k}" for k in Kind.values if k != kind}
+        return tuple(
+            fieldset
+            for fieldset in self.fieldsets
+            if not other & set(fieldset[1].get("classes", ()))
+        )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return annotate_recent(super().get_queryset(request))
@@ -167,19 +240,42 @@ class ScheduleAdmin(admin.ModelAdmin):
 
     # --- columns -----------------------------------------------------------------------------
 
+    @admin.display(description="name", ordering="name")
+    def schedule_name(self, obj: Schedule) -> str:
+        return display.clipped(obj.name, "name")
+
     @admin.display(description="rule", ordering="kind")
     def rule(self, obj: Schedule) -> str:
-        return describe_schedule(obj)
+        rule = describe_schedule(obj)
+        if obj.kind == Kind.INTERVAL or obj.timezone in ("", "UTC"):
+            return rule
+        return format_html('{}<br><span class="cadence-zone">{}</span>', rule, obj.timezone)
 
     @admin.display(description="next run", ordering="next_run_at")
     def next_run(self, obj: Schedule) -> str:
+        if not obj.pk:
+            return "-"
+        if not obj.enabled:
+            return format_html('<span class="cadence-badge cadence-paused">{}</span>', "paused")
         if obj.next_run_at is None:
-            return "finished" if obj.pk else "-"
-        return format_in_zone(obj.next_run_at, zone(obj.timezone))
+            return "finished"
+        return display.instant(obj.next_run_at, obj.timezone)
 
     @admin.display(description="next run (UTC)", ordering="next_run_at")
     def next_run_utc(self, obj: Schedule) -> str:
-        return format_in_zone(obj.next_run_at, UTC) or "-"
+        return format_utc(obj.next_run_at)
+
+    last_run = display.instant_column("last_run_at", "last run", _own_zone)
+    created = display.instant_column("created_at", "created", _own_zone)
+    enabled_since = display.instant_column("enabled_at", "enabled since", _own_zone)
+    updated = display.instant_column("updated_at", "updated", _own_zone)
+
+    @admin.display(description="last outcome", ordering="last_outcome")
+    def lately(self, obj: Schedule) -> str:
+        badge, strip = self.last_outcome_badge(obj), self.recent(obj)
+        if strip == "-":
+            return badge
+        return format_html("{}<br>{}", badge, strip)
 
     @admin.display(description="last outcome", ordering="last_outcome")
     def last_outcome_badge(self, obj: Schedule) -> str:
@@ -193,7 +289,7 @@ class ScheduleAdmin(admin.ModelAdmin):
         if cells is None:  # the change form: one schedule, fetched here
             cells = recent_attempts([obj]).get(obj.pk, [])
         link = reverse("admin:django_cadence_attempt_changelist")
-        return display.strip(cells, f"{link}?schedule__id__exact={obj.pk}")
+        return display.strip(cells, f"{link}?schedule__id__exact={obj.pk}", obj.timezone)
 
     @admin.display(description="pause reason")
     def paused_because(self, obj: Schedule) -> str:

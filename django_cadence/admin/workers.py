@@ -17,50 +17,60 @@ from django.utils.html import format_html
 
 from ..engine.clock import default_clock
 from ..models import Worker
+from ..ops.retention import STOPPED_WORKERS_KEPT
 from ..ops.status import worker_state, worker_timeout
+from . import display
 
 STATES = ("live", "lost", "stopped")
 
 
 class StateFilter(admin.SimpleListFilter):
+    """By default, workers that stopped more than a day ago are left out (``cadence_prune``
+    deletes them); "all" shows them too."""
+
     title = "state"
     parameter_name = "state"
+    ALL = "all"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(state, state) for state in STATES]
+        return [*((state, state) for state in STATES), (self.ALL, "all, with long stopped")]
+
+    def choices(self, changelist: Any) -> Any:
+        for choice in super().choices(changelist):
+            if choice["display"] == "All":
+                choice["display"] = "current (stopped in the last day)"
+            yield choice
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        now = default_clock().now()
         if self.value() == "stopped":
             return queryset.filter(stopped_at__isnull=False)
         if self.value() in ("live", "lost"):
-            now = default_clock().now()
             return getattr(queryset, self.value())(now, worker_timeout())
-        return queryset
+        if self.value() == self.ALL:
+            return queryset
+        return queryset.exclude(stopped_at__lt=now - STOPPED_WORKERS_KEPT)
 
 
 @admin.register(Worker)
 class WorkerAdmin(admin.ModelAdmin):
-    list_display = (
-        "worker_id",
-        "state",
-        "host",
-        "pid",
-        "started_at",
-        "heartbeat_at",
-        "load",
-        "stopped_at",
-    )
+    list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load")
+    list_display_links = ("worker",)
     list_filter = (StateFilter, "host")
     search_fields = ("worker_id", "host")
     ordering = ("-heartbeat_at",)
+
+    class Media:
+        css = {"all": ("django_cadence/admin.css",)}
+
     readonly_fields = (
         "worker_id",
         "state",
         "host",
         "pid",
-        "started_at",
-        "heartbeat_at",
-        "stopped_at",
+        "started",
+        "heartbeat",
+        "stopped",
         "in_flight",
         "concurrency",
     )
@@ -98,6 +108,18 @@ class WorkerAdmin(admin.ModelAdmin):
         state = getattr(obj, "state_value", None) or worker_state(obj, default_clock().now())
         return format_html('<span class="cadence-worker-{}">{}</span>', state, state)
 
-    @admin.display(description="in flight / concurrency")
+    @admin.display(description="worker", ordering="worker_id")
+    def worker(self, obj: Worker) -> str:
+        return display.clipped(obj.worker_id, "name")
+
+    @admin.display(description="host", ordering="host")
+    def host_name(self, obj: Worker) -> str:
+        return display.clipped(obj.host, "short")
+
+    started = display.instant_column("started_at", "started", ordering="started_at")
+    heartbeat = display.instant_column("heartbeat_at", "last heartbeat", ordering="heartbeat_at")
+    stopped = display.instant_column("stopped_at", "stopped", ordering="stopped_at")
+
+    @admin.display(description="load")
     def load(self, obj: Worker) -> str:
         return f"{obj.in_flight}/{obj.concurrency}"

@@ -192,3 +192,22 @@ def escape_control(text: str) -> str:
     are left alone, so an escaped character is not distinguishable from its spelled-out form.
     """
     return str(text).translate(_CONTROL)
+
+
+TRACEBACK_HEAD = "Traceback (most recent call last):"
+
+
+def headline(text: str) -> str:
+    """The line that says what went wrong: a traceback's exception line, else the first line.
+
+    Errors recorded by the engine are whole tracebacks, whose first line is always
+    ``Traceback (most recent call last):``; the exception (``module.Error: message``) is the
+    first unindented line after the frames of the last traceback (the last of a chain).
+    """
+    lines = text.strip().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(TRACEBACK_HEAD)]
+    if starts:
+        for line in lines[starts[-1] + 1 :]:
+            if line.strip() and not line[0].isspace():
+                return line
+    return lines[0] if lines else ""

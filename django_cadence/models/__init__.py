@@ -2,7 +2,7 @@
 occurrences), ``Worker`` (a running engine) and ``Lock`` (a named row for fleet-wide work).
 """
 
-from .attempt import Attempt, AttemptQuerySet, DeadLetter, Retry
+from .attempt import Attempt, AttemptQuerySet, DeadLetter, Overview, Retry
 from .choices import TERMINAL_STATUSES, Kind, Misfire, Overlap, Status, Trigger
 from .schedule import Schedule, ScheduleOperation, ScheduleQuerySet, default_timezone
 from .worker import Lock, Worker, WorkerQuerySet
@@ -16,6 +16,7 @@ __all__ = [
     "Lock",
     "Misfire",
     "Overlap",
+    "Overview",
     "Retry",
     "Schedule",
     "ScheduleOperation",

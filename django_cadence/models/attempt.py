@@ -14,6 +14,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone as django_timezone
 
+from ..schedule.describe import zone
+from ..schedule.timefmt import format_instant
 from .choices import TERMINAL_STATUSES, Status, Trigger, in_choices
 from .schedule import Schedule
 from .transitions import AttemptTransitions
@@ -110,7 +112,10 @@ class Attempt(models.Model):
         )
 
     def __str__(self) -> str:
-        return f"{self.schedule_id}@{self.occurrence_at.isoformat()} ({self.status})"
+        """``nightly · 2026-12-05 02:30:00 EST · dead letter``: the schedule's wall time."""
+        schedule = self.schedule
+        when = format_instant(self.occurrence_at, zone(schedule.timezone))
+        return f"{schedule.name} · {when} · {self.get_status_display()}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         """Save, refusing a change of identity (invariant 1: one attempt per occurrence)."""
@@ -189,3 +194,15 @@ class Retry(Attempt):
             ("run_retry_now", "Can run a pending retry now"),
             ("cancel_attempt", "Can cancel a pending or running attempt"),
         )
+
+
+class Overview(Attempt):
+    """The admin's overview page (charts of the last 24 h, the next 24 h, workers, dead
+    letters): a row of the app list with no records of its own, seen by whoever may view
+    attempts."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "overview"
+        verbose_name_plural = "overview"
+        default_permissions = ()

@@ -62,6 +62,14 @@ class Schedule(models.Model):
     payload = models.JSONField(
         default=dict, blank=True, help_text="JSON object passed as keyword arguments."
     )
+    metadata = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            'Free labels for people, never read by the engine: a JSON object such as {"team": '
+            '"billing", "owner": "ana", "runbook": "https://..."}.'
+        ),
+    )
     enabled = models.BooleanField(default=True)
     overlap = models.CharField(
         max_length=16, choices=Overlap.choices, default=Overlap.SKIP_IF_RUNNING

@@ -60,8 +60,20 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
     _check_interval(schedule, add)
     _check_bounds(schedule, add)
     _check_executor_and_payload(schedule, add)
+    _check_metadata(schedule, add)
     if errors:
         raise ValidationError(errors)
+
+
+def _check_metadata(schedule: Schedule, add: AddError) -> None:
+    """Labels for people: a JSON object (``{}`` when unset), nothing else."""
+    if schedule.metadata is None:
+        schedule.metadata = {}
+    elif not isinstance(schedule.metadata, dict):
+        kind = type(schedule.metadata).__name__
+        add(
+            "metadata", f'metadata must be a JSON object such as {{"team": "billing"}}, not {kind}.'
+        )
 
 
 def _is_empty(value: object) -> bool:

@@ -45,6 +45,7 @@ CODE_OWNED_FIELDS = (
     "retry_cap",
     "max_runtime",
     "pause_after_failures",
+    "metadata",
 )
 DURATION_FIELDS = frozenset(
     {"interval", "misfire_grace", "retry_base", "retry_cap", "max_runtime", "jitter"}

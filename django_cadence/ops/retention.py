@@ -1,4 +1,5 @@
-"""Retention of finished attempts: by age, and by count per schedule (``cadence_prune``).
+"""Retention of finished attempts: by age, and by count per schedule (``cadence_prune``);
+and of workers that stopped cleanly more than ``STOPPED_WORKERS_KEPT`` ago.
 
 Only finished attempts go (succeeded, skipped, missed, cancelled, and dead letters when asked
 for); pending and running ones never do. Each rule is independent: an attempt is deleted when
@@ -19,7 +20,10 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from ..models import TERMINAL_STATUSES, Attempt, Status
+from ..models import TERMINAL_STATUSES, Attempt, Status, Worker
+
+# A stopped worker says how it ended for a day (the admin lists it that long), then goes.
+STOPPED_WORKERS_KEPT = timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -109,3 +113,15 @@ def _count_or_delete(queryset: QuerySet[Attempt, Any], dry_run: bool, batch_size
             return deleted
         deleted += Attempt.objects.filter(pk__in=ids).delete()[0]
         after = ids[-1]
+
+
+def stopped_workers(now: datetime) -> QuerySet[Worker]:
+    """Workers that shut down cleanly more than ``STOPPED_WORKERS_KEPT`` ago; live and lost
+    ones are always kept (a lost worker is news, however old)."""
+    return Worker.objects.filter(stopped_at__lt=now - STOPPED_WORKERS_KEPT)
+
+
+def prune_stopped_workers(now: datetime, *, dry_run: bool = False) -> int:
+    """Delete (or count) the stopped workers past ``STOPPED_WORKERS_KEPT``; one statement."""
+    rows = stopped_workers(now)
+    return rows.count() if dry_run else rows.delete()[0]

@@ -16,7 +16,7 @@ from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
 from ..conf import cadence_settings
 from ..engine import next_event
-from ..executors.payloads import escape_control, redact_text
+from ..executors.payloads import escape_control, headline, redact_text
 from ..models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker
 from ..schedule.timefmt import format_utc
 
@@ -45,6 +45,7 @@ class ScheduleStatus:
     last_occurrence_at: datetime | None
     lag_seconds: float | None  # now - the oldest ready pending attempt's retry_at
     pause_reason: str = ""
+    timezone: str = "UTC"
 
 
 @dataclass
@@ -117,6 +118,7 @@ def collect(now: datetime) -> StatusReport:
                 last_occurrence_at=s.last_occurrence_at,
                 lag_seconds=max(0.0, (now - oldest).total_seconds()) if oldest else None,
                 pause_reason=_clean(s.pause_reason),
+                timezone=s.timezone,
             )
         )
     report.failing = _failing(now)
@@ -162,11 +164,11 @@ def _workers(now: datetime) -> list[WorkerStatus]:
 
 
 def _clean(text: str | None) -> str:
-    """The first line of job-provided text, secrets scrubbed, control characters escaped."""
+    """The line of job-provided text that says what went wrong (a traceback's exception line,
+    else the first line), secrets scrubbed, control characters escaped."""
     if not text:
         return ""
-    first = redact_text(str(text)).strip().splitlines()
-    line = escape_control(first[0]) if first else ""
+    line = escape_control(headline(redact_text(str(text))))
     return line if len(line) <= ERROR_CHARS else line[: ERROR_CHARS - 1] + "…"
 
 

@@ -6,118 +6,28 @@ with the test settings; each test creates the example project's demo schedules (
 logs in through the login form as a superuser it creates. The engine runs as a real
 ``run_cadence --once`` child against the test database, as an operator's worker would.
 
-Chromium is Debian's (``apt-get install chromium``, done by ``.ci/run``), launched through
-``executable_path``: Playwright may not download a browser of its own here. A missing browser
-fails these tests, it never skips them. Each page visited is saved as a 1280x800 screenshot in
-the test's ``tmp_path``, and with ``CADENCE_SCREENSHOTS=1`` in ``docs/screenshots/`` (the
-admin tour, ``docs/admin-tour.md``).
+The browser, the page and screenshots are ``conftest.py``'s.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.utils import timezone
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from django_cadence.models import Attempt, Schedule, Status
+from tests.browser.conftest import ADMIN, USERNAME, log_in
 from tests.process.conftest import Worker, _database_env, make_due
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "docs" / "screenshots"
-CHROMIUM = os.environ.get("CADENCE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-VIEWPORT = {"width": 1280, "height": 800}
-USERNAME, PASSWORD = "operator", "a-browser-test-password"
-ADMIN = "/admin/django_cadence"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One headless Chromium for the module; fails (never skips) when it is not installed.
-
-    Playwright's sync API runs an asyncio event loop in this thread (in a greenlet) from
-    ``start`` to ``stop``, so ``asyncio.get_running_loop()`` finds a running loop in the test
-    code between two Playwright calls, and Django refuses every ORM call made here with
-    ``SynchronousOnlyOperation``. The loop never runs Django code: the ORM calls are plain
-    blocking calls in the test's own thread, so telling Django so is safe. The variable is set
-    for exactly as long as the loop exists, which covers the function-scoped fixtures'
-    database work (creating users, the flush at teardown) too.
-    """
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (as .ci/run does)")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(
-                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-            )
-            yield chromium
-            chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser, live_server, django_user_model, tmp_path):
-    """A fresh browser context on the live server, and a superuser to log in with."""
-    django_user_model.objects.create_superuser(USERNAME, "operator@example.com", PASSWORD)
-    context = browser.new_context(
-        base_url=live_server.url, viewport=VIEWPORT, locale="en-US", timezone_id="UTC"
-    )
-    context.set_default_timeout(10_000)
-    # The admin's navigation sidebar starts collapsed (it keeps that in localStorage), leaving
-    # the changelists the room they need at 1280 px.
-    context.add_init_script("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
-    yield context.new_page()
-    context.close()
-
-
-@pytest.fixture
-def shoot(page: Page, tmp_path):
-    """``shoot(NAME)``: save the visible page as NAME.png in tmp_path.
-
-    With ``CADENCE_SCREENSHOTS=1`` it also refreshes ``docs/screenshots/`` (the admin tour),
-    so an ordinary test run leaves the committed pictures alone.
-    """
-    refresh_docs = os.environ.get("CADENCE_SCREENSHOTS") == "1"
-
-    def save(name: str) -> None:
-        path = tmp_path / f"{name}.png"
-        page.screenshot(path=path)
-        assert path.stat().st_size > 0
-        if refresh_docs:
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, SCREENSHOTS / path.name)
-
-    return save
-
-
-def log_in(page: Page, shoot=None) -> None:
-    """Log in through the login form (``shoot``: take a screenshot of it, filled in)."""
-    page.goto("/admin/")
-    expect(page).to_have_url(re.compile(r"/admin/login/"))
-    page.fill("#id_username", USERNAME)
-    page.fill("#id_password", PASSWORD)
-    if shoot:
-        shoot("login")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.locator("#site-name")).to_have_text("Django administration")
-    expect(page.locator("#user-tools strong")).to_have_text(USERNAME)
+KIND_NAMES = ("cron", "interval", "once")
 
 
 def run_action(page: Page, row_text: str, action: str) -> None:
@@ -230,13 +140,13 @@ def test_log_in_then_pause_and_resume_a_schedule(page, shoot, demo):
     expect(hello.locator("td.field-rule")).to_have_text(re.compile("every 10 seconds", re.I))
     expect(hello.locator(".cadence-strip .cadence-cell")).to_have_count(16)
     nightly = rows.filter(has_text="nightly-new-york")
-    expect(nightly.locator("td.field-timezone")).to_have_text("America/New_York")
-    expect(nightly.locator("td.field-next_run")).to_contain_text(re.compile(r"02:30 E[SD]T"))
+    expect(nightly.locator("td.field-rule")).to_contain_text("America/New_York")
+    expect(nightly.locator("td.field-next_run")).to_contain_text(re.compile(r"02:30:00 E[SD]T"))
     shoot("schedules")
 
     run_action(page, "hello-every-10s", "pause")
     expect(page.locator(".messagelist .success")).to_have_text("1 schedule paused.")
-    expect(hello.locator("td.field-enabled img")).to_have_attribute("alt", "False")
+    expect(hello.locator("td.field-next_run")).to_have_text("paused")
     schedule = Schedule.objects.get(name="hello-every-10s")
     assert not schedule.enabled
     assert schedule.pause_reason == f"paused in the admin by {USERNAME}"
@@ -244,7 +154,7 @@ def test_log_in_then_pause_and_resume_a_schedule(page, shoot, demo):
 
     run_action(page, "hello-every-10s", "resume")
     expect(page.locator(".messagelist .success")).to_have_text("1 schedule resumed.")
-    expect(hello.locator("td.field-enabled img")).to_have_attribute("alt", "True")
+    expect(hello.locator("td.field-next_run .cadence-time")).to_be_visible()
     assert Schedule.objects.get(name="hello-every-10s").enabled
 
 
@@ -259,7 +169,7 @@ def test_the_preview_follows_the_cron_expression(page, shoot):
     page.fill("#id_cron", "30 2 * * *")
     expect(preview.locator(".cadence-description")).to_have_text("At 02:30 (America/New_York)")
     expect(items).to_have_count(10)
-    expect(items.first).to_contain_text(re.compile(r" 02:30 E[SD]T"))
+    expect(items.first).to_contain_text(re.compile(r" 02:30:00 E[SD]T"))
     nightly = preview.inner_text()
     # The whole preview at the bottom of the screen, the spec fields above it.
     preview.evaluate("box => box.scrollIntoView({block: 'end'})")
@@ -271,7 +181,7 @@ def test_the_preview_follows_the_cron_expression(page, shoot):
     )
     expect(items).to_have_count(10)
     assert preview.inner_text() != nightly
-    minutes = [re.search(r":(\d\d) E[SD]T", text)[1] for text in items.all_inner_texts()]
+    minutes = [re.search(r":(\d\d):00 E[SD]T", text)[1] for text in items.all_inner_texts()]
     assert set(minutes) <= {"00", "15", "30", "45"}
 
     page.fill("#id_cron", "61 * * * *")
@@ -308,7 +218,9 @@ def test_retry_a_dead_letter_and_see_it_succeed(page, shoot, demo, tmp_path):
     expect(page.locator(".field-status_badge .cadence-badge")).to_have_text("succeeded")
     expect(page.locator(".field-outcome_block pre")).to_have_text('"imported invoices.csv"')
     expect(page.locator(".field-worker .readonly")).to_have_text("engine-2")
-    expect(page.locator(".cadence-history tbody tr")).to_have_count(2)  # failed, then succeeded
+    # Failed (its error on a row beneath), then succeeded.
+    expect(page.locator(".cadence-history tbody tr:not(.cadence-try-error)")).to_have_count(2)
+    expect(page.locator(".cadence-history .cadence-try-error")).to_have_count(1)
     # The result and the tries, one by one: the failed first try and the retried one.
     page.locator(".field-outcome_block").evaluate(
         "field => { field.closest('fieldset').scrollIntoView(); window.scrollBy(0, -40); }"
@@ -326,3 +238,77 @@ def test_retry_a_dead_letter_and_see_it_succeed(page, shoot, demo, tmp_path):
     expect(attempts.filter(has_text="import-invoices").first).to_contain_text("succeeded")
     expect(attempts.filter(has_text="flaky-every-15s").first).to_contain_text("pending")
     shoot("attempts")
+
+
+def test_operations_on_the_object_pages(page, shoot, demo):
+    """Run now, pause and resume from a schedule's page; retry and discard from an attempt's."""
+    log_in(page)
+    hello = demo["hello-every-10s"]
+    page.goto(f"{ADMIN}/schedule/{hello.pk}/change/")
+    tools = page.locator(".object-tools")
+    expect(tools.get_by_role("button", name="Resume")).to_have_count(0)
+    shoot("schedule-operations")
+
+    tools.get_by_role("button", name="Run now", exact=True).click()
+    expect(page.locator(".messagelist .success")).to_contain_text("“hello-every-10s” runs now")
+    # The new attempt's page.
+    expect(page.locator("#content > h2")).to_contain_text("hello-every-10s · ")
+    assert hello.attempts.filter(trigger="manual").count() == 1
+
+    page.goto(f"{ADMIN}/schedule/{hello.pk}/change/")
+    tools.get_by_role("button", name="Pause").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("is paused")
+    expect(tools.get_by_role("button", name="Run now", exact=True)).to_have_count(0)
+    tools.get_by_role("button", name="Resume").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("is resumed; its next run is")
+    assert Schedule.objects.get(pk=hello.pk).enabled
+
+    dead = Attempt.objects.get(schedule=demo["flaky-every-15s"], status=Status.DEAD_LETTER)
+    page.goto(f"{ADMIN}/attempt/{dead.pk}/change/")
+    expect(page.locator("#content > h2")).to_contain_text("flaky-every-15s · ")
+    expect(page.locator("#content > h2")).to_contain_text(" · dead letter")
+    expect(page.locator(".field-retry_when")).to_have_count(0)  # not on a dead letter
+    expect(page.locator(".cadence-headline")).to_have_text(
+        "RuntimeError: flaky job failed (failure_rate=0.4)"
+    )
+    tools.get_by_role("button", name="Discard").click()
+    expect(page.locator("#content")).to_contain_text("Discarding deletes this dead letter")
+    page.get_by_role("link", name="No, take me back").click()
+    tools.get_by_role("button", name="Retry").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("sent back to pending")
+    expect(page.locator(".field-status_badge .cadence-badge")).to_have_text("pending")
+    expect(page.locator(".field-retry_when")).to_be_visible()
+    tools.get_by_role("button", name="Cancel").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("is cancelled")
+    assert Attempt.objects.get(pk=dead.pk).status == Status.CANCELLED
+
+
+def test_the_form_shows_only_the_fields_of_the_chosen_kind(page, shoot):
+    log_in(page)
+    page.goto(f"{ADMIN}/schedule/add/")
+    cron, interval, once = (page.locator(f"fieldset.cadence-kind-{k}") for k in KIND_NAMES)
+    page.select_option("#id_kind", "interval")
+    expect(interval).to_be_visible()
+    expect(cron).to_be_hidden()
+    expect(once).to_be_hidden()
+    page.select_option("#id_kind", "once")
+    expect(once).to_be_visible()
+    expect(interval).to_be_hidden()
+    expect(once).to_contain_text("Wall time in the schedule's time zone")
+    expect(page.locator(".timezonewarning")).to_have_count(0)
+
+    page.select_option("#id_kind", "cron")
+    page.fill("#id_cron", "30 2 * * *")
+    page.select_option("#id_kind", "interval")  # the cron typed above is dropped, not refused
+    page.fill("#id_name", "every-five-minutes")
+    page.select_option("#id_executor", "tests.jobs.atomic_noop")
+    page.fill("#id_interval", "00:05:00")
+    shoot("schedule-add-interval")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".messagelist .success")).to_contain_text("every-five-minutes")
+    schedule = Schedule.objects.get(name="every-five-minutes")
+    assert (schedule.kind, schedule.interval, schedule.cron) == (
+        "interval",
+        timedelta(minutes=5),
+        "",
+    )

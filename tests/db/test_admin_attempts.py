@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from django_cadence.admin.attempts import AtLeast, CappedCountPaginator
 from django_cadence.models import Attempt
@@ -288,3 +289,48 @@ def test_admin_attempt_changelist_shows_a_capped_count(admin_client, make_schedu
     )
     html = admin_client.get(changelist("attempt")).content.decode()
     assert "5+ attempts" in html
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [("nightly-import", {"a", "b"}), ("ConnectionRefused", {"a"}), ("worker-7", {"b"})],
+    ids=["schedule-name", "error-text", "worker"],
+)
+def test_attempts_search_by_schedule_name_error_and_worker(
+    admin_client, make_schedule, query, found
+):
+    nightly = make_schedule(name="nightly-import")
+    other = make_schedule(name="other")
+    now = timezone.now()
+    rows = {
+        "a": Attempt.objects.create(
+            schedule=nightly,
+            occurrence_at=now,
+            status="dead_letter",
+            error="ConnectionRefusedError: refused",
+            worker="worker-1",
+        ),
+        "b": Attempt.objects.create(
+            schedule=nightly,
+            occurrence_at=now - timedelta(hours=1),
+            status="succeeded",
+            worker="worker-7",
+        ),
+        "c": Attempt.objects.create(schedule=other, occurrence_at=now, status="succeeded"),
+    }
+    response = admin_client.get(reverse("admin:django_cadence_attempt_changelist"), {"q": query})
+    shown = {row.pk for row in response.context["cl"].result_list}
+    assert shown == {rows[key].pk for key in found}
+
+
+def test_a_searched_list_takes_its_dates_from_all_attempts_not_a_scan(admin_client, make_schedule):
+    schedule = make_schedule(name="nightly-import")
+    Attempt.objects.create(schedule=schedule, occurrence_at=timezone.now(), status="succeeded")
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.get(
+            reverse("admin:django_cadence_attempt_changelist"), {"q": "nightly"}
+        )
+    assert response.status_code == 200
+    spans = [q["sql"] for q in queries.captured_queries if "MIN(" in q["sql"].upper()]
+    assert spans
+    assert all("LIKE" not in sql.upper() for sql in spans)

@@ -40,7 +40,7 @@ def test_admin_preview_cron_in_its_zone(admin_client):
         "2026-06-10T07:00:00Z",
     ]
     assert data["occurrences"][0]["local"] == "2026-06-08T09:00:00+02:00"
-    assert data["occurrences"][0]["label"] == "2026-06-08 09:00 CEST"
+    assert data["occurrences"][0]["label"] == "2026-06-08 09:00:00 CEST"
     assert len(data["occurrences"]) == 10
     assert not any(o["dst_change"] for o in data["occurrences"])
 
@@ -61,9 +61,9 @@ def test_admin_preview_marks_the_dst_change(admin_client):
         "2026-03-09T06:30:00Z",
     ]
     assert [o["label"] for o in occurrences] == [
-        "2026-03-07 02:30 EST",
-        "2026-03-08 03:00 EDT",
-        "2026-03-09 02:30 EDT",
+        "2026-03-07 02:30:00 EST",
+        "2026-03-08 03:00:00 EDT",
+        "2026-03-09 02:30:00 EDT",
     ]
     assert [o["dst_change"] for o in data["occurrences"]] == [False, True] + [False] * 8
 
@@ -111,7 +111,7 @@ def test_admin_preview_of_a_saved_interval_keeps_its_anchor(admin_client, make_s
     assert schedule.interval == timedelta(hours=1)  # previewing never saves
 
 
-def test_admin_preview_once(admin_client):
+def test_admin_preview_once_reads_run_at_in_the_schedules_zone(admin_client):
     data = preview(
         admin_client,
         kind="once",
@@ -122,9 +122,10 @@ def test_admin_preview_once(admin_client):
     )
     assert data["occurrences"] == [
         {
-            "utc": "2026-07-01T08:00:00Z",
-            "local": "2026-07-01T17:00:00+09:00",
-            "label": "2026-07-01 17:00 JST",
+            "utc": "2026-06-30T23:00:00Z",
+            "local": "2026-07-01T08:00:00+09:00",
+            "label": "2026-07-01 08:00:00 JST",
+            "utc_label": "2026-06-30 23:00:00 UTC",
             "dst_change": False,
         }
     ]

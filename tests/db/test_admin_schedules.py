@@ -106,8 +106,10 @@ def test_admin_schedule_changelist_shows_next_run_in_zone_and_utc(admin_client, 
     local = schedule.next_run_at.astimezone(ZoneInfo("Asia/Tokyo"))
     assert local.hour == 12
     assert "Asia/Tokyo" in html
-    assert local.strftime("%Y-%m-%d 12:00 JST") in html
-    assert schedule.next_run_at.strftime("%Y-%m-%d 03:00 UTC") in html
+    # To the second in the schedule's zone, UTC at hand in the tooltip.
+    utc = schedule.next_run_at.strftime("%Y-%m-%d 03:00:00 UTC")
+    local = local.strftime("%Y-%m-%d 12:00:00 JST")
+    assert f'<span class="cadence-time" title="{utc}">{local}</span>' in html
 
 
 def test_admin_schedule_changelist_strip_and_last_outcome(admin_client, make_schedule):
@@ -312,3 +314,76 @@ def test_admin_restore_secrets_replaces_only_untouched_redactions():
         "items": [{"token": "t1"}, {"token": "t2"}],
         "name": "********",  # not a secret key: the mark is what the operator typed
     }
+
+
+@override_settings(TIME_ZONE="Europe/Paris")
+def test_admin_form_datetimes_are_wall_times_in_the_schedules_zone(admin_client):
+    """Run at, start at and end at are typed (and shown) in the schedule's zone, not TIME_ZONE."""
+    data = form_data(
+        name="tokyo-once",
+        kind="once",
+        cron="",
+        timezone="Asia/Tokyo",
+        run_at_0="2027-07-01",
+        run_at_1="08:00:00",
+        start_at_0="2027-06-01",
+        start_at_1="00:00:00",
+    )
+    response = admin_client.post(ADD, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    schedule = Schedule.objects.get(name="tokyo-once")
+    assert schedule.run_at == datetime(2027, 6, 30, 23, tzinfo=UTC)
+    assert schedule.start_at == datetime(2027, 5, 31, 15, tzinfo=UTC)
+    html = admin_client.get(change_url(schedule)).content.decode()
+    assert 'name="run_at_0" value="2027-07-01"' in html
+    assert 'name="run_at_1" value="08:00:00"' in html
+    assert "Wall time in the schedule's time zone" in html
+
+
+def test_admin_add_form_has_one_labelled_fieldset_per_kind(admin_client):
+    html = admin_client.get(ADD).content.decode()
+    for kind, field in (("cron", "cron"), ("interval", "interval"), ("once", "run_at_0")):
+        assert f"cadence-kind-{kind}" in html
+        assert f"(kind: {kind})" in html
+        assert f'name="{field}"' in html
+    assert '<a href="?kind=interval">interval</a>' in html
+
+
+@pytest.mark.parametrize(
+    ("kind", "shown", "hidden"),
+    [
+        ("cron", "cron", ("interval", "run_at_0")),
+        ("interval", "interval", ("cron", "run_at_0")),
+        ("once", "run_at_0", ("cron", "interval")),
+    ],
+)
+def test_admin_add_form_for_one_kind_has_only_its_fields(admin_client, kind, shown, hidden):
+    response = admin_client.get(ADD, {"kind": kind})
+    html = response.content.decode()
+    assert f'name="{shown}"' in html
+    for field in hidden:
+        assert f'name="{field}"' not in html
+    assert response.context["adminform"].form.initial["kind"] == kind
+
+
+def test_admin_add_form_for_one_kind_saves_without_the_other_kinds_fields(admin_client):
+    data = form_data(name="every-five", kind="interval", interval="00:05:00")
+    for field in ("cron", "run_at_0", "run_at_1"):
+        data.pop(field)
+    response = admin_client.post(f"{ADD}?kind=interval", data)
+    assert response.status_code == 302
+    schedule = Schedule.objects.get(name="every-five")
+    assert (schedule.kind, schedule.interval, schedule.cron) == (
+        "interval",
+        timedelta(minutes=5),
+        "",
+    )
+
+
+def test_admin_form_refuses_a_field_of_another_kind_naming_it(admin_client):
+    data = form_data(name="both", kind="interval", interval="00:05:00", cron="30 2 * * *")
+    response = admin_client.post(ADD, data)
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert list(errors) == ["cron"]
+    assert not Schedule.objects.filter(name="both").exists()

@@ -67,3 +67,20 @@ def test_admin_workers_are_read_only(admin_client, workers):
     delete = reverse("admin:django_cadence_worker_delete", args=[worker.pk])
     assert admin_client.post(delete, {"post": "yes"}).status_code == 403
     assert Worker.objects.filter(pk=worker.pk).exists()
+
+
+def test_admin_workers_stopped_more_than_a_day_ago_are_left_out_by_default(admin_client, workers):
+    now = timezone.now()
+    Worker.objects.create(
+        worker_id="w-long-gone",
+        host="h1",
+        pid=8,
+        started_at=now - timedelta(days=3),
+        heartbeat_at=now - timedelta(days=2),
+        stopped_at=now - timedelta(days=2),
+    )
+    shown = admin_client.get(CHANGELIST).content.decode()
+    assert "w-stopped" in shown
+    assert "w-long-gone" not in shown
+    assert "current (stopped in the last day)" in shown
+    assert "w-long-gone" in admin_client.get(CHANGELIST, {"state": "all"}).content.decode()

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from django_cadence.models import Attempt
+from django_cadence.models import Attempt, Worker
 
 pytestmark = pytest.mark.django_db
 
@@ -124,3 +124,31 @@ def test_prune_needs_a_rule():
 def test_prune_rejects_a_bad_age(value):
     with pytest.raises(CommandError, match=r"older.than"):
         prune("--older-than", value)
+
+
+def test_prune_removes_workers_stopped_more_than_a_day_ago(db):
+    now = timezone.now()
+    for worker_id, stopped, beat in (
+        ("w-live", None, now),
+        ("w-lost-long-ago", None, now - timedelta(days=5)),
+        ("w-stopped-today", now - timedelta(hours=2), now - timedelta(hours=2)),
+        ("w-stopped-long-ago", now - timedelta(days=2), now - timedelta(days=2)),
+    ):
+        Worker.objects.create(
+            worker_id=worker_id,
+            host="h",
+            pid=1,
+            started_at=now - timedelta(days=6),
+            heartbeat_at=beat,
+            stopped_at=stopped,
+        )
+    assert "would delete 1 worker(s) stopped more than a day ago" in prune(
+        "--keep", "10", "--dry-run"
+    )
+    assert Worker.objects.count() == 4
+    assert "deleted 1 worker(s) stopped more than a day ago" in prune("--keep", "10")
+    assert set(Worker.objects.values_list("worker_id", flat=True)) == {
+        "w-live",
+        "w-lost-long-ago",
+        "w-stopped-today",
+    }

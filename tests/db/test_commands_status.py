@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from django_cadence.models import Attempt, Worker
+from django_cadence.models import Attempt, Schedule, Worker
 from django_cadence.ops.status import collect, worker_timeout
 
 pytestmark = pytest.mark.django_db
@@ -154,3 +154,34 @@ def test_status_command_escapes_control_characters(make_schedule):
     call_command("cadence_status", stdout=out)
     assert "\x1b" not in out.getvalue()
     assert "evil" in out.getvalue()
+
+
+def test_status_failing_shows_the_exception_line_of_a_traceback(fleet):
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/jobs.py", line 3, in run\n'
+        "    connect(password='hunter2')\n"
+        "ConnectionRefusedError: [Errno 111] Connection refused"
+    )
+    Attempt.objects.filter(status="dead_letter", error__startswith="Connection").update(
+        error=traceback
+    )
+    (failing,) = collect(fleet + timedelta(seconds=1)).failing
+    assert failing.last_error == "ConnectionRefusedError: [Errno 111] Connection refused"
+    out = StringIO()
+    call_command("cadence_status", stdout=out)
+    assert "    ConnectionRefusedError: [Errno 111] Connection refused" in out.getvalue()
+    assert "Traceback (most recent call last)" not in out.getvalue()
+
+
+def test_status_command_times_are_to_the_second_and_labelled(fleet):
+    from django_cadence.schedule.timefmt import format_instant, format_utc
+
+    ok = Schedule.objects.get(name="ok-report")
+    out = StringIO()
+    call_command("cadence_status", stdout=out)
+    text = out.getvalue()
+    row = next(line for line in text.splitlines() if "ok-report" in line)
+    assert format_instant(ok.next_run_at, ok.timezone) in row
+    failing = next(line for line in text.splitlines() if "failing-import: 1" in line)
+    assert failing.endswith(f"last {format_utc(fleet - timedelta(hours=3))}")

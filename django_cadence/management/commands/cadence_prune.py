@@ -3,7 +3,8 @@
 Deletes finished attempts that a retention rule lets go, in batches; pending and running
 attempts are never touched, dead letters only with ``--include-dead-letters``. The two rules
 are independent: an attempt goes when it finished more than ``--older-than`` ago, or when it
-is not among the newest ``--keep`` finished attempts of its schedule.
+is not among the newest ``--keep`` finished attempts of its schedule. Workers that stopped
+cleanly more than a day ago go too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_cadence.engine.clock import default_clock
-from django_cadence.ops.retention import Retention, prune
+from django_cadence.ops.retention import Retention, prune, prune_stopped_workers
 
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _AGE_RE = re.compile(r"(\d+)([smhdw])")
@@ -76,9 +77,9 @@ class Command(BaseCommand):
         if retention.older_than is None and retention.keep is None:
             raise CommandError("Nothing to prune by: give --older-than, --keep, or both.")
         dry_run = options["dry_run"]
-        counts = prune(
-            retention, default_clock().now(), dry_run=dry_run, batch_size=options["batch_size"]
-        )
+        now = default_clock().now()
+        counts = prune(retention, now, dry_run=dry_run, batch_size=options["batch_size"])
+        workers = prune_stopped_workers(now, dry_run=dry_run)
         rules = []
         if retention.older_than is not None:
             rules.append(f"{counts.by_age} finished more than {_age(retention.older_than)} ago")
@@ -87,6 +88,8 @@ class Command(BaseCommand):
         verb = "would delete" if dry_run else "deleted"
         kept = "" if retention.include_dead_letters else "; dead letters kept"
         self.stdout.write(f"{verb} {counts.total} finished attempt(s): {', '.join(rules)}{kept}")
+        if workers:
+            self.stdout.write(f"{verb} {workers} worker(s) stopped more than a day ago")
 
 
 def _age(delta: timedelta) -> str:

@@ -17,6 +17,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from django_cadence.engine.clock import default_clock
 from django_cadence.executors.payloads import escape_control
 from django_cadence.ops.status import StatusReport, collect
+from django_cadence.schedule.describe import zone
+from django_cadence.schedule.timefmt import format_instant, format_utc
 
 
 class Command(BaseCommand):
@@ -40,8 +42,10 @@ def render(report: StatusReport) -> list[str]:
             escape_control(s.name),
             "yes" if s.enabled else "paused",
             "code" if s.code_owned else "db",
-            _at(s.next_run_at) if s.enabled else "-",
-            f"{s.last_status} {_at(s.last_occurrence_at)}" if s.last_status else "-",
+            format_instant(s.next_run_at, zone(s.timezone)) if s.enabled else "-",
+            f"{s.last_status} {format_instant(s.last_occurrence_at, zone(s.timezone))}"
+            if s.last_status
+            else "-",
             _seconds(s.lag_seconds),
         )
         for s in report.schedules
@@ -88,7 +92,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _at(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%SZ") if value else "-"
+    """Instants that belong to no schedule: in UTC, to the second, labelled (``timefmt``)."""
+    return format_utc(value)
 
 
 def _seconds(value: float | None) -> str:

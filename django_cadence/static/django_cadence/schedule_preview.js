@@ -48,7 +48,7 @@
     const list = element("ol");
     for (const occurrence of occurrences) {
       const item = element("li", "", occurrence.label);
-      item.appendChild(element("span", "cadence-utc", occurrence.utc));
+      item.appendChild(element("span", "cadence-utc", occurrence.utc_label));
       if (occurrence.dst_change) {
         const badge = element("span", "cadence-dst", "UTC offset changes");
         badge.title = "A daylight-saving (or other offset) change happens before this occurrence.";
@@ -72,7 +72,7 @@
       const query = new URLSearchParams();
       for (const name of FIELDS) {
         const field = form.elements.namedItem(name);
-        if (field && field.value !== undefined) {
+        if (field && field.value !== undefined && !field.disabled) {
           query.set(name, field.value);
         }
       }
