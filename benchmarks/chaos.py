@@ -312,7 +312,7 @@ def database_server():
     """The server behind the connection (``tests/process/_fleet.py`` drives it), or None."""
     from django.db import connection
 
-    from tests.process._fleet import MariaDBServer, PostgreSQLServer
+    from tests.fleet._fleet import MariaDBServer, PostgreSQLServer
 
     if connection.vendor == "postgresql":
         return PostgreSQLServer(connection.settings_dict)

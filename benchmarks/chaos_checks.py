@@ -2,7 +2,7 @@
 
 Every function reads the finished record (attempt rows, their per-try ``history``, the
 ``Effect`` rows the jobs wrote, the workers' log files) and returns figures; none asserts.
-``benchmarks.chaos`` turns the figures into goals; ``tests/process/test_chaos.py`` asserts
+``benchmarks.chaos`` turns the figures into goals; ``tests/fleet/test_chaos.py`` asserts
 them. Instants in ``history`` come from the engine clock (the database server's on
 PostgreSQL and MariaDB); the harness's own instants (kills, the restart) from the local
 clock of the same host.
@@ -25,7 +25,7 @@ from django_cadence.schedule.policies import is_serial
 
 # Two consecutive tries of a serial schedule (or of one attempt) on two workers may seem to
 # overlap by the time between one worker reading its clock and its claim seeing the other's
-# recorded end: a few ms, some 50 ms on a loaded machine (tests/process/test_many_workers.py).
+# recorded end: a few ms, some 50 ms on a loaded machine (tests/fleet/test_many_workers.py).
 CLOCK_SLACK = timedelta(milliseconds=200)
 
 COUNTING = frozenset({"tests.jobs.count_run"})

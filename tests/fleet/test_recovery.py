@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from django_cadence.models import Attempt, Status
-from tests.process.conftest import wait_for_status, wait_until
+from tests.fleet.conftest import wait_for_status, wait_until
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

@@ -27,11 +27,11 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from django_cadence.models import Attempt, Schedule, Status
-from tests.process.conftest import Worker, _database_env, make_due
+from tests.fleet.conftest import Worker, _database_env, make_due
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM = os.environ.get("CADENCE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -16,7 +16,7 @@ from django.db import connection
 from django.utils import timezone
 
 from django_cadence.models import Attempt, Schedule, Status
-from tests.process._fleet import (
+from tests.fleet._fleet import (
     backoffs,
     check_occurrences,
     log_problems,
@@ -26,7 +26,7 @@ from tests.process._fleet import (
     sqlite_locked,
     stop_all,
 )
-from tests.process.conftest import wait_until
+from tests.fleet.conftest import wait_until
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

@@ -7,8 +7,8 @@ import pytest
 
 from django_cadence.executors.registry import idempotency_key
 from django_cadence.models import Status
+from tests.fleet.conftest import attempt_of, wait_for_status, wait_until
 from tests.models import Effect
-from tests.process.conftest import attempt_of, wait_for_status, wait_until
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

@@ -21,8 +21,8 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from django_cadence.models import TERMINAL_STATUSES, Attempt, Schedule, Status
-from tests.process._fleet import check_occurrences, log_problems, stop_all, try_intervals
-from tests.process.conftest import wait_until
+from tests.fleet._fleet import check_occurrences, log_problems, stop_all, try_intervals
+from tests.fleet.conftest import wait_until
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

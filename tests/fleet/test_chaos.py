@@ -19,7 +19,7 @@ import pytest
 from django.db import connection
 
 from benchmarks.chaos import Options, render, run_chaos
-from tests.process.conftest import _database_env
+from tests.fleet.conftest import _database_env
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

@@ -19,7 +19,7 @@ from django_cadence.executors import registry as executors
 from django_cadence.executors.registry import AttemptContext, JobOptions, job
 from tests import jobs
 
-HERE = __name__  # "tests.unit.test_executors": outside the "tests.jobs.*" pattern
+HERE = __name__  # "tests.executors.test_registry": outside the "tests.jobs.*" pattern
 
 
 @job
