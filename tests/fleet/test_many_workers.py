@@ -20,9 +20,9 @@ from django.db import connection
 from django.db.models import Count, F
 from django.utils import timezone
 
+from benchmarks.fleet import stop_all, wait_until
 from django_cadence.models import TERMINAL_STATUSES, Attempt, Schedule, Status
-from tests.fleet._fleet import check_occurrences, log_problems, stop_all, try_intervals
-from tests.fleet.conftest import wait_until
+from tests.fleet._fleet import check_occurrences, log_problems, try_intervals
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 
