@@ -149,26 +149,15 @@ def double_claims_in_logs(log_paths: Iterable[Path]) -> dict[str, Any]:
 
 def serial_overlaps(attempts: list[Attempt], policies: dict[int, str]) -> dict[str, Any]:
     """Under every overlap policy but ``allow``, no two tries of one schedule overlap."""
-    by_schedule: dict[int, list[tuple[datetime, datetime, str, int]]] = defaultdict(list)
-    for attempt in attempts:
-        if not is_serial(policies[attempt.schedule_id]):
-            continue
-        for entry in fleet.tries_of(attempt):
-            by_schedule[attempt.schedule_id].append(
-                (entry["start"], entry["end"], str(entry.get("worker")), attempt.pk)
-            )
+    serial = [a for a in attempts if is_serial(policies[a.schedule_id])]
+    by_schedule = fleet.tries_by_schedule(serial)
     overlaps, worst, examples = 0, timedelta(0), []
-    for intervals in by_schedule.values():
-        intervals.sort()
-        latest = intervals[0]
-        for current in intervals[1:]:
-            overlap = latest[1] - current[0]
+    for tries in by_schedule.values():
+        for overlap, latest, current in fleet.overlaps(tries):
             if overlap > CLOCK_SLACK:
                 overlaps += 1
                 examples.append(f"{latest} / {current}")
             worst = max(worst, overlap)
-            if current[1] > latest[1]:
-                latest = current
     return {
         "schedules": len(by_schedule),
         "overlaps": overlaps,

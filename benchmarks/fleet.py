@@ -18,10 +18,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -386,3 +386,28 @@ def tries_of(attempt: Attempt) -> list[dict[str, Any]]:
             start, end = datetime.fromisoformat(started), datetime.fromisoformat(finished)
             entries.append({**entry, "start": start, "end": end})
     return sorted(entries, key=lambda e: e["start"])
+
+
+Try = tuple[datetime, datetime, str, int]  # (start, end, worker, attempt id)
+
+
+def tries_by_schedule(attempts: Iterable[Attempt]) -> dict[int, list[Try]]:
+    """Every try of ``attempts``, by schedule id, in order of start."""
+    by_schedule: dict[int, list[Try]] = defaultdict(list)
+    for attempt in attempts:
+        for entry in tries_of(attempt):
+            try_ = (entry["start"], entry["end"], entry.get("worker") or "", attempt.pk)
+            by_schedule[attempt.schedule_id].append(try_)
+    for tries in by_schedule.values():
+        tries.sort()
+    return dict(by_schedule)
+
+
+def overlaps(tries: list[Try]) -> Iterator[tuple[timedelta, Try, Try]]:
+    """For tries in order of start: (how long each overlaps the latest-ending one before it,
+    that one, it); a gap is a negative overlap."""
+    latest = tries[0]
+    for current in tries[1:]:
+        yield latest[1] - current[0], latest, current
+        if current[1] > latest[1]:
+            latest = current
