@@ -35,6 +35,7 @@ $(STAMP): pyproject.toml | system $(PY)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 migrations-check: $(STAMP)
 	$(PY) -m django makemigrations --check --dry-run --settings=tests.settings

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import fleet
-from django_cadence.executors.registry import idempotency_key
+from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Attempt, Schedule, Status, Trigger
 from django_cadence.schedule.policies import is_serial
 

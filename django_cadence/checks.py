@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import apps
 from django.conf import settings
 from django.core import checks
@@ -18,7 +20,7 @@ from .executors.registry import invalid_patterns
 
 
 @checks.register(checks.Tags.compatibility)
-def check_use_tz(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+def check_use_tz(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     if getattr(settings, "USE_TZ", False):
         return []
     return [
@@ -31,7 +33,7 @@ def check_use_tz(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
 
 
 @checks.register(checks.Tags.compatibility)
-def check_dalf_installed(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+def check_dalf_installed(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     if apps.is_installed("dalf"):
         return []
     return [
@@ -45,12 +47,12 @@ def check_dalf_installed(app_configs=None, **kwargs) -> list[checks.CheckMessage
 
 
 @checks.register(checks.Tags.compatibility)
-def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     return [checks.Error(str(problem), id="django_cadence.E002") for problem in validate_all()]
 
 
 @checks.register(checks.Tags.compatibility)
-def check_executor_patterns(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+def check_executor_patterns(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     if validate_all():
         return []  # E002 already reports a malformed CADENCE_EXECUTORS
     return [
@@ -64,14 +66,16 @@ def check_executor_patterns(app_configs=None, **kwargs) -> list[checks.CheckMess
 
 
 @checks.register(checks.Tags.database)
-def check_sqlite_transaction_mode(app_configs=None, databases=None, **kwargs):
+def check_sqlite_transaction_mode(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     return sqlite_transaction_warnings(settings.DATABASES)
 
 
-def sqlite_transaction_warnings(databases: dict) -> list[checks.CheckMessage]:
+def sqlite_transaction_warnings(databases: dict[str, Any]) -> list[checks.CheckMessage]:
     """Deferred SQLite transactions upgrade to a write lock half-way and then fail with
     "database is locked" under concurrent writers; IMMEDIATE takes the lock up front."""
-    messages = []
+    messages: list[checks.CheckMessage] = []
     for alias, conn_settings in databases.items():
         if conn_settings.get("ENGINE") != "django.db.backends.sqlite3":
             continue

@@ -1,4 +1,5 @@
-"""Prometheus metrics: optional (``pip install "django-cadence[metrics]"``), off by default.
+"""Prometheus metrics: optional (``pip install "django-cadence-scheduler[metrics]"``), off by
+default.
 
 With ``CADENCE_METRICS = True``:
 
@@ -57,7 +58,7 @@ def _prometheus() -> Any:
     except ImportError:
         raise ImproperlyConfigured(
             "CADENCE_METRICS is True but prometheus-client is not installed: "
-            'pip install "django-cadence[metrics]", or set CADENCE_METRICS = False.'
+            'pip install "django-cadence-scheduler[metrics]", or set CADENCE_METRICS = False.'
         ) from None
     return prometheus_client
 
@@ -182,7 +183,7 @@ def start_http_server(
     return server
 
 
-def start_from_settings():
+def start_from_settings() -> Any:
     """For an engine's start-up: serve metrics if ``CADENCE_METRICS`` and a port are set."""
     if enabled() and cadence_settings.METRICS_PORT is not None:
         return start_http_server(cadence_settings.METRICS_PORT)
@@ -209,7 +210,9 @@ def _each() -> list[_EventMetrics]:
         return list(_installed.values())
 
 
-def _on_started(sender: Any, *, schedule: str, occurrence_at: datetime, try_number: int, **kw):
+def _on_started(
+    sender: Any, *, schedule: str, occurrence_at: datetime, try_number: int, **kw: Any
+) -> None:
     if try_number != 1:
         return  # a retry's start is its backoff, not lag
     started_at = kw.get("started_at") or timezone.now()
@@ -218,12 +221,12 @@ def _on_started(sender: Any, *, schedule: str, occurrence_at: datetime, try_numb
         metrics.lag.labels(schedule=schedule).observe(lag)
 
 
-def _on_dead_lettered(sender: Any, *, schedule: str, **kw) -> None:
+def _on_dead_lettered(sender: Any, *, schedule: str, **kw: Any) -> None:
     for metrics in _each():
         metrics.dead_letters.labels(schedule=schedule).inc()
 
 
-def _on_recovered(sender: Any, *, schedule: str, **kw) -> None:
+def _on_recovered(sender: Any, *, schedule: str, **kw: Any) -> None:
     for metrics in _each():
         metrics.recoveries.labels(schedule=schedule).inc()
 

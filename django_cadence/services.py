@@ -7,6 +7,7 @@ running engines; the admin's actions are one-liners over these.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -88,7 +89,7 @@ def trigger(
     return attempt
 
 
-def retry_now(ids, *, now: datetime | None = None) -> list[Attempt]:
+def retry_now(ids: Iterable[int], *, now: datetime | None = None) -> list[Attempt]:
     """Bring pending retries forward to now; returns those that were still waiting.
 
     The rows are locked while they move, so a retry an engine claims meanwhile (no longer

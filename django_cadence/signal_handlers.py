@@ -8,6 +8,7 @@ reasons) is escaped for control characters so one event stays one line.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from . import signals, store
 from .executors.payloads import escape_control
@@ -15,15 +16,24 @@ from .executors.payloads import escape_control
 logger = logging.getLogger("django_cadence.events")
 
 
-def schedule_saved(sender, instance, using, **kwargs) -> None:
+def schedule_saved(sender: Any, instance: Any, using: Any, **kwargs: Any) -> None:
     store.of(using).notify_change()
 
 
-def _iso(value) -> str:
+def _iso(value: Any) -> str:
     return value.isoformat() if value is not None else "-"
 
 
-def log_started(sender, *, attempt_id, schedule, occurrence_at, try_number, worker, **kw):
+def log_started(
+    sender: Any,
+    *,
+    attempt_id: Any,
+    schedule: Any,
+    occurrence_at: Any,
+    try_number: Any,
+    worker: Any,
+    **kw: Any,
+) -> None:
     logger.info(
         "attempt started id=%s schedule=%s occurrence=%s try=%s worker=%s",
         attempt_id,
@@ -34,7 +44,9 @@ def log_started(sender, *, attempt_id, schedule, occurrence_at, try_number, work
     )
 
 
-def log_succeeded(sender, *, attempt_id, schedule, try_number, worker, **kw):
+def log_succeeded(
+    sender: Any, *, attempt_id: Any, schedule: Any, try_number: Any, worker: Any, **kw: Any
+) -> None:
     logger.info(
         "attempt succeeded id=%s schedule=%s try=%s worker=%s",
         attempt_id,
@@ -44,7 +56,16 @@ def log_succeeded(sender, *, attempt_id, schedule, try_number, worker, **kw):
     )
 
 
-def log_failed(sender, *, attempt_id, schedule, try_number, error, retry_at, **kw):
+def log_failed(
+    sender: Any,
+    *,
+    attempt_id: Any,
+    schedule: Any,
+    try_number: Any,
+    error: Any,
+    retry_at: Any,
+    **kw: Any,
+) -> None:
     first_line = escape_control((error or "").strip().splitlines()[-1:][0] if error else "")
     logger.warning(
         "attempt failed id=%s schedule=%s try=%s retry_at=%s error=%s",
@@ -56,7 +77,9 @@ def log_failed(sender, *, attempt_id, schedule, try_number, error, retry_at, **k
     )
 
 
-def log_dead_lettered(sender, *, attempt_id, schedule, try_number, reason, **kw):
+def log_dead_lettered(
+    sender: Any, *, attempt_id: Any, schedule: Any, try_number: Any, reason: Any, **kw: Any
+) -> None:
     logger.error(
         "attempt dead_letter id=%s schedule=%s try=%s reason=%s",
         attempt_id,
@@ -66,7 +89,7 @@ def log_dead_lettered(sender, *, attempt_id, schedule, try_number, reason, **kw)
     )
 
 
-def log_skipped(sender, *, schedule, occurrence_at, reason, **kw):
+def log_skipped(sender: Any, *, schedule: Any, occurrence_at: Any, reason: Any, **kw: Any) -> None:
     logger.info(
         "occurrence skipped schedule=%s occurrence=%s reason=%s",
         escape_control(schedule),
@@ -75,7 +98,7 @@ def log_skipped(sender, *, schedule, occurrence_at, reason, **kw):
     )
 
 
-def log_missed(sender, *, schedule, first, last, count, **kw):
+def log_missed(sender: Any, *, schedule: Any, first: Any, last: Any, count: Any, **kw: Any) -> None:
     logger.warning(
         "occurrence missed schedule=%s first=%s last=%s count=%s",
         escape_control(schedule),
@@ -85,7 +108,7 @@ def log_missed(sender, *, schedule, first, last, count, **kw):
     )
 
 
-def log_paused(sender, *, schedule, reason, **kw):
+def log_paused(sender: Any, *, schedule: Any, reason: Any, **kw: Any) -> None:
     logger.warning(
         "schedule paused schedule=%s reason=%s", escape_control(schedule), escape_control(reason)
     )

@@ -26,7 +26,8 @@ from typing import Any
 
 from .conf import cadence_settings
 from .exceptions import CadenceError, Permanent
-from .executors.registry import AttemptContext, job
+from .executors.calling import AttemptContext
+from .executors.registry import job
 
 IDEMPOTENCY_KEY = "idempotency_key"
 
@@ -86,7 +87,8 @@ def check_task(path: object) -> Any:
     shown = repr(path)[:120]
     if not _is_dotted_path(path):
         raise TaskNotUsable(f"Task {shown} must be a dotted path such as 'myapp.tasks.send'.")
-    pattern = allowed_by(path)  # type: ignore[arg-type]
+    assert isinstance(path, str)  # a dotted path is a string
+    pattern = allowed_by(path)
     if pattern is None:
         raise TaskNotUsable(
             f"Task {shown} is not allowed: it matches no pattern in CADENCE_TASKS "
@@ -96,11 +98,11 @@ def check_task(path: object) -> Any:
     if not classes:
         raise TaskNotUsable(
             "Django's Tasks framework is not installed: use Django 6, or on Django 5.2 "
-            'pip install "django-cadence[tasks]" (the django-tasks backport).'
+            'pip install "django-cadence-scheduler[tasks]" (the django-tasks backport).'
         )
-    module_path, name = path.rsplit(".", 1)  # type: ignore[union-attr]
+    module_path, name = path.rsplit(".", 1)
     try:
-        found = getattr(importlib.import_module(module_path), name)
+        found: Any = getattr(importlib.import_module(module_path), name)
     except (ImportError, AttributeError) as exc:
         raise TaskNotUsable(f"Task {shown} cannot be imported ({exc}).") from exc
     if not isinstance(found, classes):
@@ -108,7 +110,7 @@ def check_task(path: object) -> Any:
             f"Task {shown} names a {type(found).__name__}, not a task; decorate the function "
             "with @task from django.tasks (or django_tasks)."
         )
-    defined_in = getattr(found.func, "__module__", "")
+    defined_in = getattr(getattr(found, "func", None), "__module__", "")
     if pattern.endswith(".*") and not f"{defined_in}.".startswith(pattern[:-1]):
         raise TaskNotUsable(
             f"Task {shown} is defined in {defined_in!r}, outside the pattern {pattern!r} that "

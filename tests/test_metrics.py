@@ -103,7 +103,9 @@ def test_metrics_off_by_default_is_a_no_op():
 def test_metrics_enabled_without_prometheus_client_says_what_to_install(settings, monkeypatch):
     settings.CADENCE_METRICS = True
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
-    with pytest.raises(ImproperlyConfigured, match=r'pip install "django-cadence\[metrics\]"'):
+    with pytest.raises(
+        ImproperlyConfigured, match=r'pip install "django-cadence-scheduler\[metrics\]"'
+    ):
         metrics.install(CollectorRegistry())
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from django_cadence import tasks
 from django_cadence.exceptions import Permanent
-from django_cadence.executors.registry import AttemptContext, idempotency_key, is_allowed
+from django_cadence.executors.calling import AttemptContext, idempotency_key
+from django_cadence.executors.registry import is_allowed
 from django_cadence.models import Attempt, Schedule
 from django_cadence.ops import reconcile
 from django_cadence.ops.reconcile import InvalidDeclarations
@@ -118,7 +119,7 @@ def test_tasks_without_any_tasks_framework_says_what_to_install(monkeypatch):
         for name in ("django.tasks", "django_tasks.base"):
             patched.setitem(sys.modules, name, None)
         assert tasks.task_classes() == ()
-        with pytest.raises(Permanent, match=r"pip install \"django-cadence\[tasks\]\""):
+        with pytest.raises(Permanent, match=r"pip install \"django-cadence-scheduler\[tasks\]\""):
             tasks.enqueue(task="tests.tasks.double", context=context())
 
 

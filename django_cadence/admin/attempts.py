@@ -25,7 +25,7 @@ from django.utils.html import format_html
 from django.utils.translation import ngettext
 
 from .. import services
-from ..executors.registry import idempotency_key
+from ..executors.calling import idempotency_key
 from ..models import Attempt, Status
 from . import dates, display, operations
 

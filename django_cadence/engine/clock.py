@@ -45,8 +45,10 @@ class DatabaseClock:
 
     def now(self) -> datetime:
         synced = self._synced
-        elapsed = time.monotonic() - synced[0] if synced else None
-        if elapsed is None or not 0 <= elapsed < self.resync:
+        if synced is None:
+            return self.sync()
+        elapsed = time.monotonic() - synced[0]
+        if not 0 <= elapsed < self.resync:
             return self.sync()
         return synced[1] + timedelta(seconds=elapsed)
 

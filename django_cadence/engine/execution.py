@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import multiprocessing
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
 from ..exceptions import Permanent
+from ..executors import calling
 from ..executors import registry as executors
 from ..executors.payloads import outcome_or_none
+
+if TYPE_CHECKING:
+    from .leases import Claim
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,7 @@ class LostLease(Exception):
     """Raised inside an atomic job's transaction to roll its effects back."""
 
 
-def run_try(claim, now_for_commit) -> TryResult:
+def run_try(claim: Claim, now_for_commit: Callable[[], datetime]) -> TryResult:
     """Run ``claim``'s executor; ``now_for_commit()`` gives the instant for an atomic commit."""
     try:
         if claim.isolation == "process":
@@ -41,7 +48,7 @@ def run_try(claim, now_for_commit) -> TryResult:
         func = executors.resolve(claim.executor)
         if claim.delivery == "atomic":
             return _run_atomic(claim, func, now_for_commit)
-        value = executors.call(func, claim.payload, claim.context())
+        value = calling.call(func, claim.payload, claim.context())
         return TryResult("ok", outcome_or_none(value))
     except Permanent as exc:
         return TryResult("permanent", error=_describe(exc))
@@ -49,12 +56,14 @@ def run_try(claim, now_for_commit) -> TryResult:
         return TryResult("error", error=_describe(exc))
 
 
-def _run_atomic(claim, func, now_for_commit) -> TryResult:
+def _run_atomic(
+    claim: Claim, func: Callable[..., Any], now_for_commit: Callable[[], datetime]
+) -> TryResult:
     from .outcomes import record_success
 
     try:
         with transaction.atomic():
-            value = outcome_or_none(executors.call(func, claim.payload, claim.context()))
+            value = outcome_or_none(calling.call(func, claim.payload, claim.context()))
             if not record_success(claim, value, now_for_commit()):
                 raise LostLease
     except LostLease:
@@ -69,12 +78,15 @@ def _describe(exc: BaseException) -> str:
 # --- process isolation ---------------------------------------------------------------------
 
 
-def _child_main(path: str, payload: dict, context_fields: dict, conn) -> None:
+def _child_main(
+    path: str, payload: dict[str, Any], context_fields: dict[str, Any], conn: Connection
+) -> None:
     """Entry point of the child process: set Django up, run the job, send back the result."""
     import django
 
     django.setup()
-    from ..executors.registry import AttemptContext, call, resolve
+    from ..executors.calling import AttemptContext, call
+    from ..executors.registry import resolve
 
     context = AttemptContext(**context_fields)
     try:
@@ -88,7 +100,7 @@ def _child_main(path: str, payload: dict, context_fields: dict, conn) -> None:
         conn.close()
 
 
-def _run_in_process(claim) -> TryResult:
+def _run_in_process(claim: Claim) -> TryResult:
     """Run in a fresh (spawned) process, killed if the try is cancelled or times out."""
     executors.check_allowed(claim.executor)
     ctx = multiprocessing.get_context("spawn")

@@ -17,10 +17,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from .. import signals, store
 from ..conf import cadence_settings
+from ..executors import calling
 from ..executors import registry as executors
 from ..executors.payloads import escape_control
 from ..models import Attempt, Schedule, Status
@@ -41,7 +42,7 @@ class Claim:
     schedule_name: str
     worker: str
     executor: str
-    payload: dict
+    payload: dict[str, Any]
     occurrence_at: datetime
     trigger: str
     tries: int  # including this try
@@ -53,7 +54,7 @@ class Claim:
     max_runtime: timedelta
     delivery: str
     isolation: str
-    history: list
+    history: list[dict[str, Any]]
     pause_after_failures: int | None
     cancel_event: threading.Event = field(default_factory=threading.Event)
 
@@ -63,10 +64,10 @@ class Claim:
 
     @property
     def idempotency_key(self) -> str:
-        return executors.idempotency_key(self.schedule_id, self.occurrence_at, self.trigger)
+        return calling.idempotency_key(self.schedule_id, self.occurrence_at, self.trigger)
 
-    def context(self) -> executors.AttemptContext:
-        return executors.AttemptContext(
+    def context(self) -> calling.AttemptContext:
+        return calling.AttemptContext(
             attempt_id=self.attempt_id,
             schedule_name=self.schedule_name,
             occurrence_at=self.occurrence_at,
@@ -88,7 +89,7 @@ class Claim:
 
 
 def resolved_options(
-    schedule: Schedule, jobs: dict[str, executors.JobOptions] | None = None
+    schedule: Schedule | _ScheduleSettings, jobs: dict[str, executors.JobOptions] | None = None
 ) -> dict[str, Any]:
     """Per-attempt settings: the schedule's field, else the job's option, else the setting.
 
@@ -136,9 +137,9 @@ def claim(
     """
     if slots <= 0:
         return []
-    clock = now if callable(now) else None
+    clock: Callable[[], datetime] = now if callable(now) else lambda: now
     if due_by is None:
-        due_by = clock() if clock else now
+        due_by = clock()
     using = Attempt.objects.db
     with transaction.atomic(using):
         # One statement reads and locks the candidates and their schedules (a schedule
@@ -151,9 +152,8 @@ def claim(
         chosen = _choose(candidates, slots)
         if not chosen:
             return []
-        if clock:
-            now = clock()
-        lease_until = now + cadence_settings.LEASE
+        started = clock()
+        lease_until = started + cadence_settings.LEASE
         # One statement for the batch. Each try's token is a fresh random batch prefix plus
         # the attempt id: unguessable, and unique per try since every claim draws a new one.
         batch = secrets.token_hex(8)
@@ -162,14 +162,14 @@ def claim(
             [a.id for a in chosen],
             batch=batch,
             worker=worker,
-            now=now,
+            now=started,
             lease_until=lease_until,
         )
         claims = []
         jobs: dict[str, executors.JobOptions] = {}  # one look-up per executor and batch
         for candidate in chosen:
             token = f"{batch}{candidate.id}"
-            claims.append(_claim_for(candidate, token, now, worker, jobs))
+            claims.append(_claim_for(candidate, token, started, worker, jobs))
     for c in claims:
         signals.attempt_started.send(Attempt, **c.event())
     return claims
@@ -207,7 +207,7 @@ _CLAIM_FIELDS = (
 )
 
 
-def _candidates(window: int, due_by: datetime):
+def _candidates(window: int, due_by: datetime) -> QuerySet[Attempt, Any]:
     """Ready attempts of enabled schedules, oldest first, locked with their schedules.
 
     ``FOR UPDATE`` without ``OF`` locks the rows of both tables of the join on every backend.
@@ -248,7 +248,7 @@ def _next_in_line() -> Q:
     return Q(schedule__overlap="allow") | (~Exists(running) & ~Exists(earlier))
 
 
-def _choose(candidates: list, slots: int) -> list:
+def _choose(candidates: list[Any], slots: int) -> list[Any]:
     """Pick attempts to start: any number per ``allow`` schedule, one per serial schedule.
 
     The read passes at most one attempt per serial schedule (any later one has an earlier
@@ -268,7 +268,7 @@ def _choose(candidates: list, slots: int) -> list:
 
 
 def _claim_for(
-    candidate,
+    candidate: Any,
     token: str,
     now: datetime,
     worker: str,
@@ -312,7 +312,7 @@ class _ScheduleSettings:
     max_runtime: timedelta | None
 
 
-def fenced(c: Claim):
+def fenced(c: Claim) -> QuerySet[Attempt, Attempt]:
     """The one row this worker may still write: its attempt, still running under its token."""
     return Attempt.objects.filter(pk=c.attempt_id, claim_token=c.token, status=Status.RUNNING)
 

@@ -8,12 +8,15 @@ due, ready and lease indexes), compiled once: the engine asks after every tick.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
 
 from ..models import Attempt, Schedule
 from ..store.prepared import PreparedRead
 
 
-def _next_due(_shape: None, _value: None):
+def _next_due(_shape: None, _value: None) -> QuerySet[Any, Any]:
     return (
         Schedule.objects.enabled()
         .filter(next_run_at__isnull=False)
@@ -22,7 +25,7 @@ def _next_due(_shape: None, _value: None):
     )
 
 
-def _next_ready(_shape: None, _value: None):
+def _next_ready(_shape: None, _value: None) -> QuerySet[Any, Any]:
     # Pending rows always have a ``retry_at`` (a constraint); paused schedules' wait.
     return (
         Attempt.objects.pending()
@@ -32,7 +35,7 @@ def _next_ready(_shape: None, _value: None):
     )
 
 
-def _next_lease_end(_shape: None, _value: None):
+def _next_lease_end(_shape: None, _value: None) -> QuerySet[Any, Any]:
     # Running rows always have a lease (a constraint).
     return Attempt.objects.running().order_by("lease_until").values_list("lease_until")[:1]
 

@@ -23,7 +23,7 @@ logger = logging.getLogger("django_cadence.runner")
 MAX_ERROR_CHARS = 10_000
 
 
-def _history(c: Claim, now: datetime, result: str, error: str = "") -> list[dict]:
+def _history(c: Claim, now: datetime, result: str, error: str = "") -> list[dict[str, Any]]:
     """The attempt's per-try log with this try appended (the claim read it; no re-read)."""
     entry = {
         "try": c.tries,

@@ -13,8 +13,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import islice, takewhile
+from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from .. import signals
 from ..conf import cadence_settings
@@ -41,7 +43,7 @@ class PlanResult:
 _SCHEDULE_FIELDS = tuple(f.attname for f in Schedule._meta.concrete_fields)
 
 
-def _due(batch_size: int, now: datetime):
+def _due(batch_size: int, now: datetime) -> QuerySet[Schedule, Any]:
     return (
         Schedule.objects.due(now)
         .order_by("next_run_at")
@@ -96,7 +98,7 @@ def _advance(schedules: list[Schedule], loaded: dict[int, tuple[int, int]]) -> N
     Schedules planned alike in one tick (a burst of one-shots, intervals on one grid) share
     one statement; counters are incremented in SQL from what this tick added.
     """
-    groups: dict[tuple, list[int]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
     for s in schedules:
         fired = s.occurrence_count - loaded[s.pk][0]
         missed = s.missed_count - loaded[s.pk][1]
@@ -158,6 +160,7 @@ def overlap_states(schedule_ids: list[int]) -> dict[int, policies.OverlapState]:
 
 def due_occurrences(schedule: Schedule, now: datetime, limit: int | None) -> list[datetime]:
     """The schedule's occurrences from ``next_run_at`` up to ``now`` (at most ``limit``)."""
+    assert schedule.next_run_at is not None  # a due schedule has its next occurrence
     after = schedule.next_run_at - MICROSECOND
     spec = schedule.spec()
     due = takewhile(lambda at: at <= now, specs.occurrences(spec, after))
@@ -189,6 +192,7 @@ def _plan_schedule(
     ]
     if plan.missed:
         rows.append(_missed_row(schedule, plan.missed, now))
+    assert plan.advance_to is not None  # nothing due returned earlier
     schedule.last_run_at = plan.advance_to
     schedule.occurrence_count += len(plan.fire)
     schedule.missed_count += len(plan.missed)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from .. import signals
 from ..conf import cadence_settings
@@ -25,7 +27,7 @@ from .outcomes import maybe_pause
 logger = logging.getLogger("django_cadence.recovery")
 
 
-def _any_expired(_shape: None, cutoff: datetime):
+def _any_expired(_shape: None, cutoff: datetime) -> QuerySet[Attempt, Any]:
     return Attempt.objects.expired(cutoff).values_list("id")[:1]
 
 

@@ -3,6 +3,7 @@
 Public here: ``job``, ``AttemptContext`` and ``idempotency_key``.
 """
 
-from .registry import AttemptContext, idempotency_key, job
+from .calling import AttemptContext, idempotency_key
+from .registry import job
 
 __all__ = ["AttemptContext", "idempotency_key", "job"]

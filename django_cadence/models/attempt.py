@@ -7,6 +7,7 @@ constraints (invariants 1 and 3 of docs/design.md), whoever writes the row.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 from django.db import models
 from django.db.models import Q
@@ -126,7 +127,7 @@ class DeadLetterManager(models.Manager.from_queryset(AttemptQuerySet)):  # type:
 class DeadLetter(Attempt):
     """Attempts that ran out of tries or failed for good: an operator retries or discards them."""
 
-    objects = DeadLetterManager()
+    objects: ClassVar[DeadLetterManager] = DeadLetterManager()
 
     class Meta:
         proxy = True
@@ -146,7 +147,7 @@ class RetryManager(models.Manager.from_queryset(AttemptQuerySet)):  # type: igno
 class Retry(Attempt):
     """Pending attempts that already failed at least once and wait for their next try."""
 
-    objects = RetryManager()
+    objects: ClassVar[RetryManager] = RetryManager()
 
     class Meta:
         proxy = True

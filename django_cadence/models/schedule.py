@@ -9,6 +9,7 @@ is the last word.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -124,6 +125,8 @@ class Schedule(models.Model):
     )
 
     objects = ScheduleQuerySet.as_manager()
+    # enabled as loaded from the database (None: deferred), to see a schedule being enabled
+    _loaded_enabled: bool | None
 
     class Meta:
         ordering = ("name",)
@@ -200,7 +203,7 @@ class Schedule(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         """Validate, and keep ``next_run_at`` true to the spec, however the schedule is saved.
 
         ``objects.create()`` and ``save()`` refuse an invalid spec with the same per-field
@@ -210,8 +213,8 @@ class Schedule(models.Model):
         if kwargs.get("update_fields") is None or "name" in kwargs["update_fields"]:
             # A taken name: the admin form's message, not an IntegrityError.
             self.validate_unique(exclude=[f.name for f in self._meta.fields if f.name != "name"])
-        if self.created_at is None:
-            self.created_at = django_timezone.now()
+        if self.created_at is None:  # created with created_at=None
+            self.created_at = django_timezone.now()  # type: ignore[unreachable]
         if self.enabled and (
             self.enabled_at is None or getattr(self, "_loaded_enabled", True) is False
         ):
@@ -270,10 +273,10 @@ class Schedule(models.Model):
         return specs.next_occurrence(self.spec(), after)
 
     @classmethod
-    def from_db(cls, db, field_names, values, **kwargs):
+    def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> Schedule:
         # **kwargs: Django 6.1 passes fetch_mode; 5.2 passes nothing more.
         instance = super().from_db(db, field_names, values, **kwargs)
-        instance._loaded_enabled = instance.__dict__.get("enabled")
+        instance._loaded_enabled = instance.__dict__.get("enabled")  # None: deferred
         return instance
 
     @property

@@ -7,6 +7,7 @@ check that the payload fits its signature.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from django.utils.dateparse import parse_duration
 
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
-from ..executors import payloads
+from ..executors import calling, payloads
 from ..executors import registry as executors
 from ..schedule import specs
 
@@ -33,6 +34,9 @@ SPEC_FIELDS = ("cron", "interval", "run_at")
 # a longer one would crash the save (or the constraint checks of full_clean) with an
 # OverflowError instead of a message. A thousand years is past any sensible schedule.
 MAX_DURATION = timedelta(days=365_250)
+
+
+AddError = Callable[[str, str], None]  # add(field, message): one more error for a field
 
 
 def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
@@ -71,7 +75,7 @@ KIND_NAMES = {
 }
 
 
-def _check_kind_fields(schedule: Schedule, add, already_wrong: set[str]) -> None:
+def _check_kind_fields(schedule: Schedule, add: AddError, already_wrong: set[str]) -> None:
     used = KIND_FIELDS.get(schedule.kind)
     if used is None:
         return  # the field's own choices validation reports an unknown kind
@@ -108,7 +112,7 @@ def _is_duration(field: Any) -> bool:
     return field.get_internal_type() == "DurationField"
 
 
-def _coerce_durations(schedule: Schedule, add) -> None:
+def _coerce_durations(schedule: Schedule, add: AddError) -> None:
     for field in filter(_is_duration, schedule._meta.concrete_fields):
         value = getattr(schedule, field.name)
         try:
@@ -118,7 +122,7 @@ def _coerce_durations(schedule: Schedule, add) -> None:
             add(field.name, f"{field.name} {exc}")
 
 
-def _coerce_field_types(schedule: Schedule, add) -> None:
+def _coerce_field_types(schedule: Schedule, add: AddError) -> None:
     """Give every other editable field its Python type (``"5"`` -> 5, an ISO string -> a
     datetime), turning a value of the wrong type into a message on that field."""
     for field in schedule._meta.concrete_fields:
@@ -150,13 +154,13 @@ def _expected(field: Any) -> str:
     return "it takes text"
 
 
-def _check_name(schedule: Schedule, add) -> None:
+def _check_name(schedule: Schedule, add: AddError) -> None:
     """A blank name; a missing one (None) is reported as required by ``_coerce_field_types``."""
     if schedule.name is not None and not schedule.name.strip():
         add("name", "A schedule needs a name that is not blank.")
 
 
-def _check_choices(schedule: Schedule, add) -> None:
+def _check_choices(schedule: Schedule, add: AddError) -> None:
     for field in schedule._meta.concrete_fields:
         if not field.choices:
             continue
@@ -166,7 +170,7 @@ def _check_choices(schedule: Schedule, add) -> None:
             add(field.name, f"Unknown {field.name} {value!r}: choose one of {', '.join(valid)}.")
 
 
-def _check_cron(schedule: Schedule, add) -> None:
+def _check_cron(schedule: Schedule, add: AddError) -> None:
     if schedule.kind != "cron" or _is_empty(schedule.cron):
         return
     try:
@@ -175,14 +179,14 @@ def _check_cron(schedule: Schedule, add) -> None:
         add("cron", str(exc))
 
 
-def _check_timezone(schedule: Schedule, add) -> None:
+def _check_timezone(schedule: Schedule, add: AddError) -> None:
     try:
         specs.validate_timezone(schedule.timezone)
     except CadenceError as exc:
         add("timezone", str(exc))
 
 
-def _check_interval(schedule: Schedule, add) -> None:
+def _check_interval(schedule: Schedule, add: AddError) -> None:
     if schedule.kind != "interval" or schedule.interval is None:
         return
     minimum = cadence_settings.MIN_INTERVAL
@@ -195,7 +199,7 @@ def _check_interval(schedule: Schedule, add) -> None:
         add("interval", f"The interval must be at most {MAX_DURATION.days} days.")
 
 
-def _check_bounds(schedule: Schedule, add) -> None:
+def _check_bounds(schedule: Schedule, add: AddError) -> None:
     if schedule.start_at and schedule.end_at and schedule.end_at <= schedule.start_at:
         add("end_at", "The end must be after the start.")
     for field in ("retry_base", "retry_cap", "max_runtime"):
@@ -216,7 +220,7 @@ def _check_bounds(schedule: Schedule, add) -> None:
             add(field, f"{field} must be at least 1.")
 
 
-def _check_executor_and_payload(schedule: Schedule, add) -> None:
+def _check_executor_and_payload(schedule: Schedule, add: AddError) -> None:
     payload_ok = True
     try:
         schedule.payload = payloads.validate_payload(schedule.payload)
@@ -233,6 +237,6 @@ def _check_executor_and_payload(schedule: Schedule, add) -> None:
         return
     if payload_ok:
         try:
-            executors.check_call(func, schedule.payload)
+            calling.check_call(func, schedule.payload)
         except CadenceError as exc:
             add("payload", str(exc))

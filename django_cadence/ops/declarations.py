@@ -10,6 +10,7 @@ where it was declared, and each bad field.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,9 @@ DATETIME_FIELDS = frozenset({"run_at", "start_at", "end_at"})
 TASK_KEYS = ("task", "args", "kwargs")
 ACCEPTED_KEYS = frozenset(CODE_OWNED_FIELDS) | frozenset(TASK_KEYS)
 KIND_KEYS = {"cron": "cron", "interval": "interval", "run_at": "once"}
+
+
+AddError = Callable[[str, str], None]  # add(field, message): one more error for a field
 
 
 class DeclarationError(CadenceError, ValueError):
@@ -130,7 +134,7 @@ def build(declaration: Declaration) -> Schedule:
     return candidate
 
 
-def _expand_task(declaration: Declaration, add) -> dict[str, Any]:
+def _expand_task(declaration: Declaration, add: AddError) -> dict[str, Any]:
     """``{"task": "myapp.tasks.send", "args": [...], "kwargs": {...}}`` -> the tasks executor."""
     fields = dict(declaration.fields)
     if "task" not in fields:
@@ -159,7 +163,7 @@ def _expand_task(declaration: Declaration, add) -> dict[str, Any]:
     return fields
 
 
-def _infer_kind(fields: dict[str, Any], add) -> None:
+def _infer_kind(fields: dict[str, Any], add: AddError) -> None:
     given = [key for key in KIND_KEYS if fields.get(key) not in (None, "")]
     if len(given) == 1:
         fields["kind"] = KIND_KEYS[given[0]]
@@ -169,7 +173,7 @@ def _infer_kind(fields: dict[str, Any], add) -> None:
         add("kind", f"give only one of cron, interval or run_at, not {', '.join(given)}.")
 
 
-def _duration(field: str, value: Any, add) -> timedelta | None:
+def _duration(field: str, value: Any, add: AddError) -> timedelta | None:
     try:
         return to_duration(value)
     except ValueError as exc:
@@ -177,7 +181,7 @@ def _duration(field: str, value: Any, add) -> timedelta | None:
         return None
 
 
-def _instant(field: str, value: Any, add) -> datetime | None:
+def _instant(field: str, value: Any, add: AddError) -> datetime | None:
     parsed = value
     if isinstance(value, str):
         try:

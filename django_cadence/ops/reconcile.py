@@ -24,7 +24,7 @@ from enum import Enum
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .. import signals
@@ -150,7 +150,7 @@ def reconcile_on_start(clock: Clock, *, holder: str = "", using: str = "default"
         logger.info("schedules from code reconciled: %s", result.summary())
 
 
-def _rows(queryset, declared: set[str]) -> dict[str, Schedule]:
+def _rows(queryset: QuerySet[Schedule, Schedule], declared: set[str]) -> dict[str, Schedule]:
     return {s.name: s for s in queryset.filter(Q(name__in=declared) | Q(code_owned=True))}
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from ..models import TERMINAL_STATUSES, Attempt, Status
 
@@ -71,7 +72,9 @@ def _aged(retention: Retention, now: datetime) -> Q | None:
     return Q(finished_at__lt=cutoff) | Q(finished_at__isnull=True, occurrence_at__lt=cutoff)
 
 
-def _boundaries(finished, keep: int) -> list[tuple[int, tuple[datetime, int]]]:
+def _boundaries(
+    finished: QuerySet[Attempt, Any], keep: int
+) -> list[tuple[int, tuple[datetime, int]]]:
     """Per schedule with more than ``keep``: its newest row not kept (by occurrence, then id)."""
     crowded = (
         finished.values_list("schedule_id")
@@ -92,7 +95,7 @@ def _boundaries(finished, keep: int) -> list[tuple[int, tuple[datetime, int]]]:
     return found
 
 
-def _count_or_delete(queryset, dry_run: bool, batch_size: int) -> int:
+def _count_or_delete(queryset: QuerySet[Attempt, Any], dry_run: bool, batch_size: int) -> int:
     if dry_run:
         return queryset.count()
     deleted, after = 0, 0

@@ -7,6 +7,7 @@ helpers). Job-provided text (errors) is scrubbed of secrets; payloads are never 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -100,7 +101,7 @@ def collect(now: datetime) -> StatusReport:
     last = Attempt.objects.filter(schedule=OuterRef("pk"), status__in=TERMINAL_STATUSES).order_by(
         "-occurrence_at", "-trigger"
     )
-    rows = Schedule.objects.annotate(
+    rows: Iterable[Any] = Schedule.objects.annotate(
         last_status=Subquery(last.values("status")[:1]),
         last_occurrence_at=Subquery(last.values("occurrence_at")[:1]),
     ).order_by("name")
@@ -131,7 +132,7 @@ def _failing(now: datetime) -> list[Failing]:
         .order_by("-finished_at", "-id")
         .values("error")[:1]
     )
-    rows = (
+    rows: Iterable[Any] = (
         Schedule.objects.annotate(
             dead_letters=Count("attempts", filter=dead),
             last_at=Max("attempts__finished_at", filter=dead),

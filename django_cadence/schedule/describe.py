@@ -21,7 +21,7 @@ from cron_descriptor import (
 )
 
 from ..exceptions import InvalidSpec
-from .cron import MACROS
+from .cron_syntax import MACROS
 from .specs import validate_timezone
 
 if TYPE_CHECKING:

@@ -17,7 +17,9 @@ from itertools import islice, takewhile
 from zoneinfo import ZoneInfo
 
 from django_cadence.exceptions import InvalidSpec
-from django_cadence.schedule.cron import as_utc, cron_instants, is_fixed_time, validate_cron
+from django_cadence.schedule.cron import cron_instants
+from django_cadence.schedule.cron_syntax import is_fixed_time, validate_cron
+from django_cadence.schedule.instants import as_utc
 
 __all__ = [
     "Spec",

@@ -100,7 +100,7 @@ class Store:
         table: str,
         fields: Sequence[Any],
         columns: Sequence[str],
-        values: Sequence[tuple],
+        values: Sequence[tuple[Any, ...]],
         defaults: Sequence[str],
     ) -> None:
         """Insert ``values`` (one tuple per row, one value per field), then ``defaults`` (SQL

@@ -25,15 +25,14 @@ from . import of as store_of
 from .base import Store
 
 
-def _names(using: str, model=Attempt) -> tuple[Any, str, Callable[[str], str]]:
+def _names(
+    using: str, model: type[Attempt] | type[Schedule] = Attempt
+) -> tuple[Any, str, Callable[[str], str]]:
     """The connection, ``model``'s table quoted for it, and its columns by field name."""
     connection = connections[using]
     quote = connection.ops.quote_name
-    return (
-        connection,
-        quote(model._meta.db_table),
-        lambda name: quote(model._meta.get_field(name).column),
-    )
+    fields = {f.name: str(f.column) for f in model._meta.concrete_fields}
+    return connection, quote(model._meta.db_table), lambda name: quote(fields[name])
 
 
 def open_attempt_counts(using: str, schedule_ids: Sequence[int]) -> list[tuple[int, str, int]]:
@@ -117,7 +116,7 @@ def end_in_success(
     *,
     now: datetime,
     outcomes: dict[int, Any],
-    histories: dict[int, list],
+    histories: dict[int, list[Any]],
 ) -> int:
     """Fenced: mark the tries holding ``tokens`` (by attempt id) succeeded, each with its own
     outcome and history; returns how many rows were still held and changed."""

@@ -54,7 +54,7 @@ class PostgreSQLStore(Store):
         table: str,
         fields: Sequence[Any],
         columns: Sequence[str],
-        values: Sequence[tuple],
+        values: Sequence[tuple[Any, ...]],
         defaults: Sequence[str],
     ) -> None:
         """One array per column that varies, unnested into rows, and one parameter per column
@@ -206,19 +206,19 @@ def use_native_loader(connection: BaseDatabaseWrapper) -> bool:
     return True
 
 
-def _utc_loader(base: type, native: type) -> type:
+def _utc_loader(base: Any, native: Any) -> type:
     """A loader that hands each value to ``native``. Django looks for a ``timezone`` on the
     connection's loader before each cursor and installs its own when it differs; the
     compiled loader cannot be subclassed to carry one, so it is wrapped."""
 
-    class NativeUTCLoader(base):
+    class NativeUTCLoader(base):  # type: ignore[misc]  # psycopg's Loader, imported late
         timezone = UTC
 
-        def __init__(self, oid: int, context=None) -> None:
+        def __init__(self, oid: int, context: Any = None) -> None:
             super().__init__(oid, context)
             self._load = native(oid, context).load
 
-        def load(self, data):
+        def load(self, data: Any) -> Any:
             return self._load(data)
 
     return NativeUTCLoader

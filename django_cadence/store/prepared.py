@@ -16,10 +16,13 @@ from collections import namedtuple
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connections
 from django.db.models import Field, QuerySet
+
+if TYPE_CHECKING:
+    from django.db.models.sql.compiler import SQLCompiler
 
 # Two distinct stand-ins: the one parameter that differs between the two compilations is the
 # argument's.
@@ -35,7 +38,7 @@ class _Compiled:
     params: tuple[Any, ...]
     slot: int | None  # where the argument goes in params; None: the read takes none
     compiler: Any
-    converters: dict
+    converters: dict[Any, Any]
 
 
 class PreparedRead:
@@ -47,18 +50,20 @@ class PreparedRead:
 
     def __init__(
         self,
-        build: Callable[[Hashable, datetime | None], QuerySet],
+        build: Callable[[Any, Any], QuerySet[Any, Any]],
         fields: tuple[str, ...],
-        field: Field | None,
+        field: Field[Any, Any] | None,
     ) -> None:
         self.build = build
-        self.row = namedtuple("Row", [name.replace("__", "_") for name in fields])
+        self.row: Any = namedtuple(  # type: ignore[misc]  # field names known at run time
+            "Row", [name.replace("__", "_") for name in fields]
+        )
         self.field = field
-        self._compiled: dict[tuple, _Compiled] = {}
+        self._compiled: dict[tuple[str, str, Hashable], _Compiled] = {}
 
     def rows(
         self, using: str, shape: Hashable, value: datetime | None = None, *, setup: str = ""
-    ) -> list[tuple]:
+    ) -> list[Any]:
         """Run the read (inside the caller's transaction, if any) and return named rows.
 
         ``setup``, a statement without parameters, runs just before the read: in the same
@@ -70,7 +75,7 @@ class PreparedRead:
         if compiled is None:
             compiled = self._compiled[key] = self._compile(using, shape)
         params = list(compiled.params)
-        if compiled.slot is not None:
+        if compiled.slot is not None and self.field is not None:
             params[compiled.slot] = self.field.get_db_prep_value(value, connection)
         with connection.cursor() as cursor:
             if setup and _sends_statements_together(cursor):
@@ -98,7 +103,9 @@ class PreparedRead:
         return self._compiled_as(compiler, sql, params, slot=differing[0])
 
     @staticmethod
-    def _compiled_as(compiler, sql: str, params: tuple, *, slot: int | None) -> _Compiled:
+    def _compiled_as(
+        compiler: SQLCompiler, sql: str, params: tuple[Any, ...], *, slot: int | None
+    ) -> _Compiled:
         return _Compiled(
             sql=sql,
             params=params,
@@ -107,13 +114,15 @@ class PreparedRead:
             converters=compiler.get_converters([column for column, _, _ in compiler.select]),
         )
 
-    def _compile_with(self, using: str, shape: Hashable, stand_in: datetime | None):
+    def _compile_with(
+        self, using: str, shape: Hashable, stand_in: datetime | None
+    ) -> tuple[SQLCompiler, str, tuple[Any, ...]]:
         compiler = self.build(shape, stand_in).query.get_compiler(using=using)
         sql, params = compiler.as_sql()
         return compiler, sql, tuple(params)
 
 
-def _sends_statements_together(cursor) -> bool:
+def _sends_statements_together(cursor: Any) -> bool:
     """Whether several statements with parameters go in one ``execute`` and come back as one
     result set each: psycopg 3's ``ClientCursor``, Django's default on PostgreSQL."""
     try:

@@ -11,6 +11,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from django.db.backends.base.base import BaseDatabaseWrapper
+
 from ..exceptions import CadenceError
 from .base import Store
 
@@ -28,7 +30,7 @@ class SingleEngineLock:
         self._fd: int | None = None
 
     @classmethod
-    def for_connection(cls, connection) -> SingleEngineLock:
+    def for_connection(cls, connection: BaseDatabaseWrapper) -> SingleEngineLock:
         """A lock for a file-backed SQLite database; a no-op for an in-memory one."""
         name = str(connection.settings_dict.get("NAME") or "")
         if not name or name == ":memory:" or name.startswith("file:"):

@@ -15,8 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from django_cadence.exceptions import ExecutorNotAllowed, ExecutorNotFound, InvalidPayload
+from django_cadence.executors import calling
 from django_cadence.executors import registry as executors
-from django_cadence.executors.registry import AttemptContext, JobOptions, job
+from django_cadence.executors.calling import AttemptContext
+from django_cadence.executors.registry import JobOptions, job
 from tests import jobs
 
 HERE = __name__  # "tests.executors.test_registry": outside the "tests.jobs.*" pattern
@@ -494,14 +496,14 @@ def test_resolve_accepts_callable_object():
 )
 def test_check_call_binds_payload(func, payload, match):
     if match is None:
-        executors.check_call(func, payload)
+        calling.check_call(func, payload)
     else:
         with pytest.raises(InvalidPayload, match=match):
-            executors.check_call(func, payload)
+            calling.check_call(func, payload)
 
 
 def test_check_call_skips_callables_without_signature():
-    executors.check_call(print, {"sep": ","})
+    calling.check_call(print, {"sep": ","})
 
 
 @pytest.mark.parametrize(
@@ -530,16 +532,14 @@ def test_check_call_skips_callables_without_signature():
     ],
 )
 def test_call_passes_payload_and_context(func, payload, expected):
-    assert (
-        executors.call(func, payload, make_context(try_number=2, idempotency_key="k")) == expected
-    )
+    assert calling.call(func, payload, make_context(try_number=2, idempotency_key="k")) == expected
 
 
 def test_call_runs_async_in_worker_thread():
     results = []
     thread = threading.Thread(
         target=lambda: results.append(
-            executors.call(jobs.async_add, {"a": 1, "b": 1}, make_context())
+            calling.call(jobs.async_add, {"a": 1, "b": 1}, make_context())
         )
     )
     thread.start()
@@ -549,7 +549,7 @@ def test_call_runs_async_in_worker_thread():
 
 def test_call_refuses_async_inside_running_loop():
     async def main():
-        return executors.call(jobs.async_add, {"a": 1, "b": 1}, make_context())
+        return calling.call(jobs.async_add, {"a": 1, "b": 1}, make_context())
 
     with pytest.raises(RuntimeError, match="already running"):
         asyncio.run(main())
@@ -557,28 +557,26 @@ def test_call_refuses_async_inside_running_loop():
 
 def test_call_rejects_context_key():
     with pytest.raises(InvalidPayload, match="reserved"):
-        executors.call(jobs.echo, {"context": 1}, make_context())
+        calling.call(jobs.echo, {"context": 1}, make_context())
 
 
 def test_call_propagates_job_errors():
     with pytest.raises(RuntimeError, match="boom"):
-        executors.call(jobs.raise_error, {}, make_context())
+        calling.call(jobs.raise_error, {}, make_context())
 
 
 def test_call_fail_n_times_succeeds_after_n_tries():
     for try_number in (1, 2):
         with pytest.raises(RuntimeError, match=f"failing try {try_number} of 2"):
-            executors.call(
+            calling.call(
                 jobs.fail_n_times, {"n": 2, "key": "k"}, make_context(try_number=try_number)
             )
-    assert (
-        executors.call(jobs.fail_n_times, {"n": 2, "key": "k"}, make_context(try_number=3)) == "ok"
-    )
+    assert calling.call(jobs.fail_n_times, {"n": 2, "key": "k"}, make_context(try_number=3)) == "ok"
 
 
 def test_call_record_call_appends(monkeypatch):
     monkeypatch.setattr(jobs, "CALLS", [])
-    assert executors.call(jobs.record_call, {"label": "a"}, make_context()) == "a"
+    assert calling.call(jobs.record_call, {"label": "a"}, make_context()) == "a"
     assert jobs.CALLS == ["a"]
 
 
@@ -587,7 +585,7 @@ def test_attempt_context_cancelled_follows_event():
     assert context.cancelled is False
     context.cancel_event.set()
     assert context.cancelled is True
-    assert executors.call(jobs.sleep_for, {"seconds": 30}, context) == "cancelled"
+    assert calling.call(jobs.sleep_for, {"seconds": 30}, context) == "cancelled"
     assert make_context().cancelled is False  # each context has its own event
 
 
@@ -597,7 +595,7 @@ def test_attempt_context_is_frozen():
 
 
 def test_sleep_for_completes_without_context():
-    assert executors.call(jobs.sleep_for, {"seconds": 0.01}, make_context()) == "done"
+    assert calling.call(jobs.sleep_for, {"seconds": 0.01}, make_context()) == "done"
 
 
 # Idempotency keys.
@@ -606,13 +604,13 @@ OCCURRENCE = datetime(2026, 3, 8, 7, 0, tzinfo=UTC)
 
 
 def test_idempotency_key_format():
-    key = executors.idempotency_key(42, OCCURRENCE, "schedule")
+    key = calling.idempotency_key(42, OCCURRENCE, "schedule")
     assert key == "cadence:42:schedule:2026-03-08T07:00:00.000000Z"
 
 
 def test_idempotency_key_is_stable_across_zones():
     new_york = OCCURRENCE.astimezone(timezone(timedelta(hours=-4)))
-    assert executors.idempotency_key(42, new_york, "schedule") == executors.idempotency_key(
+    assert calling.idempotency_key(42, new_york, "schedule") == calling.idempotency_key(
         42, OCCURRENCE, "schedule"
     )
 
@@ -627,10 +625,10 @@ def test_idempotency_key_is_stable_across_zones():
     ids=["other-schedule", "other-occurrence", "other-trigger"],
 )
 def test_idempotency_key_differs_per_occurrence(schedule_id, occurrence_at, trigger):
-    base = executors.idempotency_key(42, OCCURRENCE, "schedule")
-    assert executors.idempotency_key(schedule_id, occurrence_at, trigger) != base
+    base = calling.idempotency_key(42, OCCURRENCE, "schedule")
+    assert calling.idempotency_key(schedule_id, occurrence_at, trigger) != base
 
 
 def test_idempotency_key_rejects_naive_datetime():
     with pytest.raises(ValueError, match="aware"):
-        executors.idempotency_key(42, datetime(2026, 3, 8, 7, 0), "schedule")
+        calling.idempotency_key(42, datetime(2026, 3, 8, 7, 0), "schedule")

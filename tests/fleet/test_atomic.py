@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.fleet import wait_until
-from django_cadence.executors.registry import idempotency_key
+from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Status
 from tests.fleet.conftest import attempt_of, wait_for_status
 from tests.models import Effect

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from django_cadence.schedule.cron import parse_cron
+from django_cadence.schedule.cron_syntax import parse_cron
 from django_cadence.schedule.specs import Spec, count_between, occurrences, upcoming
 
 SETTINGS = settings(max_examples=150, deadline=None)

@@ -9,9 +9,10 @@ show a progress bar on stderr.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_cadence.engine.clock import default_clock
 from django_cadence.models import Schedule
@@ -25,7 +26,7 @@ BAR_WIDTH = 30
 class Command(BaseCommand):
     help = "Plan a schedule's occurrences over a past range as attempts (idempotent)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="The schedule's name.")
         parser.add_argument("--from", dest="start", required=True, help="ISO 8601 start.")
         parser.add_argument("--to", dest="end", required=True, help="ISO 8601 end (inclusive).")
@@ -34,7 +35,7 @@ class Command(BaseCommand):
             "--batch-size", type=batch, default=500, help="Occurrences per transaction."
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             schedule = Schedule.objects.get(name=options["name"])
         except Schedule.DoesNotExist:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import re
 from datetime import timedelta
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_cadence.engine.clock import default_clock
 from django_cadence.ops.retention import Retention, prune
@@ -51,7 +52,7 @@ def batch(value: str) -> int:
 class Command(BaseCommand):
     help = "Delete finished attempts older than an age and/or beyond the newest N per schedule."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--older-than", type=age, default=None, help="Age such as 30d, 12h, 90m, 2w."
         )
@@ -66,7 +67,7 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Count; delete nothing.")
         parser.add_argument("--batch-size", type=batch, default=1000, help="Rows per DELETE.")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         retention = Retention(
             older_than=options["older_than"],
             keep=options["keep"],

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from django_cadence.engine.clock import default_clock
 from django_cadence.executors.payloads import escape_control
@@ -21,10 +22,10 @@ from django_cadence.ops.status import StatusReport, collect
 class Command(BaseCommand):
     help = "Show schedules (next run, last outcome, lag), failing schedules, workers and the queue."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="Print one JSON document.")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         report = collect(default_clock().now())
         if options["json"]:
             self.stdout.write(json.dumps(report.as_json(), indent=2))

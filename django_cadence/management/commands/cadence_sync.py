@@ -8,9 +8,10 @@ when a declared schedule is invalid.
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_cadence.engine.clock import default_clock
 from django_cadence.ops.reconcile import InvalidDeclarations, reconcile
@@ -22,12 +23,12 @@ class Command(BaseCommand):
         "@job(schedule=...); prints what changed."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--dry-run", action="store_true", help="Print what would change; write nothing."
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         dry_run = options["dry_run"]
         try:
             result = reconcile(

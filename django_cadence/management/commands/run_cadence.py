@@ -13,8 +13,9 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
@@ -49,7 +50,7 @@ def positive_seconds(value: str) -> float:
 class Command(BaseCommand):
     help = "Run the django-cadence engine: plan due occurrences, run them, record results."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--concurrency",
             type=positive_int,
@@ -72,7 +73,7 @@ class Command(BaseCommand):
             "--worker-id", default=None, help="This worker's name in attempts and logs."
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         _refuse_unmigrated_database()
         _ensure_log_output()
         engine = Engine(
@@ -108,7 +109,7 @@ def _refuse_unmigrated_database() -> None:
 
 
 def _install_signal_handlers(stop: threading.Event) -> None:
-    def handle(signum, frame) -> None:
+    def handle(signum: int, frame: object) -> None:
         if stop.is_set():
             logger.warning("second signal: exiting now; leases will expire")
             logging.shutdown()
