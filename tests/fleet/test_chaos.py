@@ -19,7 +19,7 @@ import pytest
 from django.db import connection
 
 from benchmarks.chaos import Options, render, run_chaos
-from tests.process.conftest import _database_env
+from benchmarks.fleet import database_env
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 
@@ -38,7 +38,7 @@ def test_fleet_under_kills_and_a_database_restart_keeps_every_invariant(tmp_path
             oneshots=500,
         )
 
-    report = run_chaos(options, db_env=_database_env(), log_dir=tmp_path, progress=print)
+    report = run_chaos(options, db_env=database_env(), log_dir=tmp_path, progress=print)
 
     table = render(report)
     print(f"\n{table}")
@@ -68,7 +68,7 @@ def test_engine_beside_ten_writer_threads_never_finds_the_database_locked(tmp_pa
         embedded_writers=10,
     )
 
-    report = run_chaos(options, db_env=_database_env(), log_dir=tmp_path, progress=print)
+    report = run_chaos(options, db_env=database_env(), log_dir=tmp_path, progress=print)
 
     table = render(report)
     print(f"\n{table}")

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django_cadence.models import Schedule
 from django_cadence.ops import reconcile
 from django_cadence.ops.reconcile import InvalidDeclarations
-from tests.db.test_admin_schedules import form_data
+from tests.admin.test_admin_schedules import form_data
 
 pytestmark = pytest.mark.django_db
 

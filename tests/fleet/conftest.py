@@ -9,111 +9,18 @@ killed at teardown, before the database is flushed; their logs are attached to f
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
-from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-T = TypeVar("T")
-
-DB_NAME_ENV = {
-    "sqlite": "CADENCE_SQLITE_NAME",
-    "postgresql": "CADENCE_PG_NAME",
-    "mysql": "CADENCE_MYSQL_NAME",
-}
-
-
-def wait_until(
-    predicate: Callable[[], T], *, timeout: float = 15.0, message: str = "condition"
-) -> T:
-    """Poll ``predicate`` every 0.1 s until it returns something truthy; return that."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {message}")
-        time.sleep(0.1)
-
-
-class Worker:
-    """One ``run_cadence`` child process, with its output in files."""
-
-    def __init__(self, name: str, args: list[str], env: dict[str, str], log_dir: Path) -> None:
-        self.name = name
-        self.args = args
-        self.log_path = log_dir / f"{name}.log"
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-            )
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self.process.poll()
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def send(self, signum: int) -> None:
-        self.process.send_signal(signum)
-
-    def kill(self) -> None:
-        """``kill -9``: no drain, no release; leases are left to expire."""
-        if self.alive:
-            self.process.kill()
-        self.process.wait(10)
-
-    def wait(self, timeout: float) -> int:
-        """The exit code, waiting up to ``timeout`` seconds for it."""
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"worker {self.name} still running after {timeout:g} s") from None
-
-    def wait_for_log(self, text: str, timeout: float = 15.0) -> None:
-        def seen() -> bool:
-            if text in self.output():
-                return True
-            if not self.alive:
-                raise AssertionError(
-                    f"worker {self.name} exited ({self.returncode}) before logging {text!r}"
-                )
-            return False
-
-        wait_until(seen, timeout=timeout, message=f"{text!r} in the log of worker {self.name}")
-
-    def wait_started(self, timeout: float = 20.0) -> Worker:
-        self.wait_for_log("engine started", timeout)
-        return self
-
-
-def _database_env() -> dict[str, str]:
-    """Point a child at the test database this test process uses."""
-    from django.db import connection
-
-    vendor = connection.vendor
-    name = str(connection.settings_dict["NAME"])
-    if vendor == "sqlite":
-        name = str(Path(name).resolve())
-    return {"CADENCE_TEST_DB": vendor, DB_NAME_ENV[vendor]: name}
+from benchmarks.fleet import (
+    Worker,
+    child_env,
+    database_env,
+    run_cadence_args,
+    wait_until,
+)
 
 
 @pytest.fixture
@@ -125,7 +32,7 @@ def worker(transactional_db, tmp_path, request):
     """
     started: list[Worker] = []
     request.node.cadence_workers = started
-    db_env = _database_env()
+    db_env = database_env()
 
     def start(
         name: str,
@@ -135,28 +42,10 @@ def worker(transactional_db, tmp_path, request):
         max_tick: float | None = 0.25,
         settings: dict[str, Any] | None = None,
     ) -> Worker:
-        args = [
-            sys.executable,
-            "-m",
-            "django",
-            "run_cadence",
-            "--settings=tests.settings",
-            "--worker-id",
-            name,
-        ]
-        if once:
-            args.append("--once")
-        if concurrency is not None:
-            args += ["--concurrency", str(concurrency)]
-        if max_tick is not None:
-            args += ["--max-tick", str(max_tick)]
-        env = {
-            **os.environ,
-            **db_env,
-            "PYTHONUNBUFFERED": "1",
-            "CADENCE_TEST_OVERRIDES": json.dumps(settings or {}),
-        }
-        child = Worker(name, args, env, tmp_path)
+        args = run_cadence_args(
+            "tests.settings", name, once=once, concurrency=concurrency, max_tick=max_tick
+        )
+        child = Worker(name, args, child_env(db_env, settings), tmp_path)
         started.append(child)
         return child
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.fleet import wait_until
 from django_cadence.models import Attempt, Status
-from tests.process.conftest import wait_for_status, wait_until
+from tests.fleet.conftest import wait_for_status
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

@@ -15,18 +15,16 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from django_cadence.models import Attempt, Schedule, Status
-from tests.process._fleet import (
-    backoffs,
-    check_occurrences,
-    log_problems,
+from benchmarks.fleet import (
     no_duplicate_occurrences,
     server_down,
     server_for_this_database,
     sqlite_locked,
     stop_all,
+    wait_until,
 )
-from tests.process.conftest import wait_until
+from django_cadence.models import Attempt, Schedule, Status
+from tests.fleet._fleet import backoffs, check_occurrences, log_problems
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

@@ -21,9 +21,10 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
+from benchmarks.fleet import Worker, database_env
 from django_cadence.models import Attempt, Schedule, Status
-from tests.browser.conftest import ADMIN, USERNAME, log_in
-from tests.process.conftest import Worker, _database_env, make_due
+from tests.admin.browser.conftest import ADMIN, USERNAME, log_in
+from tests.fleet.conftest import make_due
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,7 +42,7 @@ def run_action(page: Page, row_text: str, action: str) -> None:
 def run_engine_once(tmp_path: Path, name: str) -> None:
     """One real ``run_cadence --once`` pass over what is due, against the test database."""
     args = [sys.executable, "-m", "django", "run_cadence", "--settings=tests.settings", "--once"]
-    env = {**os.environ, **_database_env(), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, **database_env(), "PYTHONUNBUFFERED": "1"}
     child = Worker(name, [*args, "--worker-id", name], env, tmp_path)
     assert child.wait(60) == 0, child.output()
 

@@ -12,7 +12,7 @@ arithmetic.
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -20,9 +20,9 @@ from django.db import connection
 from django.db.models import Count, F
 from django.utils import timezone
 
+from benchmarks.fleet import overlaps, stop_all, tries_by_schedule, wait_until
 from django_cadence.models import TERMINAL_STATUSES, Attempt, Schedule, Status
-from tests.process._fleet import check_occurrences, log_problems, stop_all, try_intervals
-from tests.process.conftest import wait_until
+from tests.fleet._fleet import check_occurrences, log_problems, try_intervals
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 
@@ -146,20 +146,12 @@ def finish_leftovers(worker, timeout: float = 90.0) -> list:
 
 def max_overlap(schedules: list[Schedule]) -> tuple[timedelta, list]:
     """The largest intersection of two tries of one schedule, from the tries' history."""
-    tries = defaultdict(list)
-    for attempt in Attempt.objects.filter(schedule__in=schedules):
-        for started, finished, who in try_intervals(attempt):
-            tries[attempt.schedule_id].append((started, finished, who, attempt.pk))
     worst, where = timedelta(0), []
-    for intervals in tries.values():
-        intervals.sort()
-        latest = intervals[0]
-        for current in intervals[1:]:
-            overlap = latest[1] - current[0]
+    by_schedule = tries_by_schedule(Attempt.objects.filter(schedule__in=schedules))
+    for tries in by_schedule.values():
+        for overlap, latest, current in overlaps(tries):
             if overlap > worst:
                 worst, where = overlap, [latest, current]
-            if current[1] > latest[1]:
-                latest = current
     return worst, where
 
 

@@ -28,7 +28,7 @@ import django_cadence.engine.loop
 from django_cadence.engine.clock import DatabaseClock, SystemClock, default_clock
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt, Schedule, Status
-from tests.process._fleet import check_occurrences
+from tests.fleet._fleet import check_occurrences
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from playwright.sync_api import Page
 
 from django_cadence.models import Attempt, Schedule, Status, Worker
-from tests.browser.conftest import ADMIN, log_in
+from tests.admin.browser.conftest import ADMIN, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

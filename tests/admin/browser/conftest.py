@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM = os.environ.get("CADENCE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -268,7 +268,7 @@ def test_reconcile_not_strict_applies_valid_and_leaves_invalid_alone(settings):
 def test_reconcile_job_schedule_is_named_after_the_job(settings, isolated_jobs):
     executors.job(schedule="*/5 * * * *")(scheduled_report)
     result = sync()
-    path = "tests.db.test_reconcile.scheduled_report"
+    path = "tests.ops.test_reconcile.scheduled_report"
     schedule = Schedule.objects.get(name=path)
     assert (schedule.cron, schedule.executor, schedule.code_owned) == ("*/5 * * * *", path, True)
     assert result.lines() == [f"+ created {path} (cron '*/5 * * * *', {path})"]

@@ -13,7 +13,7 @@ from django_cadence.executors import registry as executors
 from django_cadence.models import Attempt, Schedule
 from django_cadence.testing import FakeClock
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 SNIPPET = re.compile(r"<!-- readme-test: (\w+) -->\n```python\n(.*?)```", re.DOTALL)
 
 

@@ -21,7 +21,7 @@ from django_cadence.executors.calling import AttemptContext
 from django_cadence.executors.registry import JobOptions, job
 from tests import jobs
 
-HERE = __name__  # "tests.unit.test_executors": outside the "tests.jobs.*" pattern
+HERE = __name__  # "tests.executors.test_registry": outside the "tests.jobs.*" pattern
 
 
 @job

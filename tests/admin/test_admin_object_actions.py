@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from django_cadence.models import Attempt, Schedule
-from tests.db.test_admin_actions import VIEW, attempt
+from tests.admin.test_admin_actions import VIEW, attempt
 
 
 @dataclass(frozen=True)
