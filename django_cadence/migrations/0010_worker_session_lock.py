@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('django_cadence', '0007_attempt_status_occurrence_index'),
+        ('django_cadence', '0009_overview_page'),
     ]
 
     operations = [
