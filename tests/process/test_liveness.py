@@ -1,4 +1,4 @@
-"""A worker's liveness from its database session, with default settings (design: "Recovery").
+"""A worker's liveness from its database session, with default settings (docs/design.md, "Lost workers").
 
 With the default 30 s lease, every wait below is shorter than the lease: only the session
 lock (PostgreSQL, MariaDB) or the single-engine lock (SQLite) can have recovered the attempt.
