@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import os
+import random
 import statistics
 import subprocess
 import sys
