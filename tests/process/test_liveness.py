@@ -1,6 +1,7 @@
-"""A worker's liveness from its database session, with default settings (docs/design.md, "Lost workers").
+"""A worker's liveness from its database session, with default settings.
 
-With the default 30 s lease, every wait below is shorter than the lease: only the session
+The contract: docs/design.md, "Lost workers". With the default 30 s lease, every wait below
+is shorter than the lease: only the session
 lock (PostgreSQL, MariaDB) or the single-engine lock (SQLite) can have recovered the attempt.
 """
 
