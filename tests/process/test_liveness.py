@@ -1,8 +1,8 @@
 """A worker's liveness from its database session, with default settings.
 
 The contract: docs/design.md, "Lost workers". With the default 30 s lease, every wait below
-is shorter than the lease: only the session
-lock (PostgreSQL, MariaDB) or the single-engine lock (SQLite) can have recovered the attempt.
+is shorter than the lease: only the session lock (PostgreSQL, MariaDB) or the single-engine
+lock (SQLite) can have recovered the attempt.
 """
 
 from __future__ import annotations
