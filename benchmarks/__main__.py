@@ -6,6 +6,7 @@
     python -m benchmarks peers [--setup]
     python -m benchmarks admin [--db postgresql|mysql|sqlite] [--sizes 10000,1000000] [--repeat N]
     python -m benchmarks screenshots [--db sqlite|postgresql|mysql]
+    python -m benchmarks recovery [--db postgresql|mysql|sqlite] [--kills 20]
 
 ``run W5`` without ``--db`` runs the whole matrix (1, 2 and 4 workers on PostgreSQL and
 MariaDB, 1 on SQLite), each database in its own child process. ``admin`` times the admin
@@ -184,9 +185,16 @@ def main(argv: list[str] | None = None) -> None:
     adm.add_argument("--repeat", type=_positive, default=5, help="timed fetches of each page")
     shots = sub.add_parser("screenshots", help="refresh docs/screenshots/ from the browser tests")
     shots.add_argument("--db", choices=DBS, default="sqlite")
+    rec = sub.add_parser("recovery", help="recovery after kill -9, default settings")
+    rec.add_argument("--db", choices=DBS, default="postgresql")
+    rec.add_argument("--kills", type=_positive, default=20)
     args = parser.parse_args(argv)
 
-    if args.command == "run":
+    if args.command == "recovery":
+        from .recovery import main as recovery
+
+        recovery(["--db", args.db, "--kills", str(args.kills)])
+    elif args.command == "run":
         if args.workload == "W5" and args.db is None:
             _w5_matrix(args)
             return

@@ -42,9 +42,13 @@ DB_NAME_ENV = {
 
 
 def wait_until(
-    predicate: Callable[[], T], *, timeout: float = 15.0, message: str = "condition"
+    predicate: Callable[[], T],
+    *,
+    timeout: float = 15.0,
+    message: str = "condition",
+    interval: float = 0.1,
 ) -> T:
-    """Poll ``predicate`` every 0.1 s until it returns something truthy; return that."""
+    """Poll ``predicate`` every ``interval`` seconds until it returns something truthy."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -52,7 +56,7 @@ def wait_until(
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {message}")
-        time.sleep(0.1)
+        time.sleep(interval)
 
 
 # --- workers ---------------------------------------------------------------------------------

@@ -103,6 +103,7 @@ class Engine:
         self._next_recovery: datetime | None = None
         self._session_lock: liveness.SessionLock | None = None  # None: leases alone
         self._others_running = False  # another worker with a session lock runs attempts
+        self._lock_lost = False  # the server cut the lock's session: claim nothing for now
         self._registered = False
         self._session: object | None = None  # the database session last set up for reads
 
@@ -143,6 +144,8 @@ class Engine:
 
     def _claim_and_start(self, due_by: datetime) -> None:
         """Claim and start batches while slots are free and attempts are ready."""
+        if not self._lock_for_claims():
+            return
         while True:
             slots = self._capacity() - len(self._in_flight)
             if slots <= 0:
@@ -289,6 +292,8 @@ class Engine:
                 claim.attempt_id,
                 escape_control(claim.schedule_name),
             )
+            if self._session_lock is not None:
+                self._check_session_lock()
             return
         if claim.cancel_event.is_set():
             outcomes.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
@@ -332,8 +337,8 @@ class Engine:
         lost: set[str] = set()
         if self._session_lock is not None:
             lost = liveness.lost_workers(others, self.using) if others else set()
-            if self.worker_id in running:
-                self._check_session_lock()
+            if self.worker_id in running or self._in_flight:
+                self._check_session_lock()  # its tries may have been recovered already
         cutoff = now - cadence_settings.RECOVERY_GRACE
         if lost or any(lease and lease < cutoff for lease in running.values()):
             recovery.recover(now, lost_workers=lost)
@@ -341,17 +346,28 @@ class Engine:
     def _check_session_lock(self) -> None:
         """The server may have cut this worker's lock session while the worker lives on: its
         tries are then recovered by others and their writes here refused (fenced). Say so,
-        and take a new lock so that its next tries are not taken for a dead worker's."""
+        and claim nothing until those tries have ended and a new lock is held, so that its
+        next tries are not taken for a dead worker's."""
         assert self._session_lock is not None
-        if liveness.still_held(self.worker_id, self.using):
+        if self._lock_lost or liveness.still_held(self.worker_id, self.using):
             return
         logger.warning(
             "session lock lost worker=%s: its running tries may be recovered by other "
-            "workers and their results refused; taking a new lock",
+            "workers and their results refused; taking a new lock once they end",
             self.worker_id,
         )
-        if self._session_lock.acquire():
-            logger.info("session lock taken again worker=%s", self.worker_id)
+        self._lock_lost = True
+
+    def _lock_for_claims(self) -> bool:
+        """Whether this worker may claim: True unless its lock was lost and is not yet
+        taken again (it is, once the tries that ran under the lost one have ended)."""
+        if not self._lock_lost:
+            return True
+        if self._in_flight or self._session_lock is None or not self._session_lock.acquire():
+            return False
+        self._lock_lost = False
+        logger.info("session lock taken again worker=%s", self.worker_id)
+        return True
 
     def _sleep_seconds(self, now: datetime) -> float:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""

@@ -33,7 +33,7 @@ def test_kill_9_mid_try_is_recovered_and_finished_by_another_worker(worker, due_
         ("A", "lost"),
         ("B", "succeeded"),
     ]
-    assert "worker A lost its lease on try 1" in attempt.history[0]["error"]
+    assert "worker A was lost on try 1" in attempt.history[0]["error"]
     assert "attempt recovered" in second.output()
 
 
