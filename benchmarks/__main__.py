@@ -143,7 +143,15 @@ def run_admin(args) -> None:
 def run_screenshots(args) -> None:
     """The browser tests, saving each page they visit into docs/screenshots/."""
     env = {**os.environ, "CADENCE_SCREENSHOTS": "1", "CADENCE_TEST_DB": args.db}
-    command = [sys.executable, "-m", "pytest", "tests/browser", "-q", "-p", "no:cacheprovider"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/admin/browser",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    ]
     done = subprocess.run(command, cwd=harness.ROOT, env=env, check=False)
     if done.returncode:
         sys.exit(done.returncode)

@@ -31,8 +31,6 @@ import contextlib
 import json
 import os
 import random
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -44,14 +42,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from .fleet import (
+    DB_NAME_ENV,
+    Worker,
+    child_env,
+    run_cadence_args,
+    server_down,
+    server_for_this_database,
+    stop_all,
+)
+
 SETTINGS = "benchmarks.chaos_settings"
 DB_NAME = "cadence_chaos"
-NAME_ENV = {
-    "sqlite": "CADENCE_SQLITE_NAME",
-    "postgresql": "CADENCE_PG_NAME",
-    "mysql": "CADENCE_MYSQL_NAME",
-}
+NAME_ENV = DB_NAME_ENV
 SWEEP_S = 1.0  # the engine looks for expired leases at most once a second
 RECOVERY_MARGIN_S = 5.0  # the goal: recovery within lease + sweep + 5 s
 # No kill lands from lease + grace + sweep + 1 s before the database restart until this long
@@ -120,62 +123,12 @@ def utcnow() -> datetime:
 # --- workers -----------------------------------------------------------------------------------
 
 
-class Worker:
-    """One ``run_cadence`` child; its output in ``<log_dir>/<worker id>.log``."""
-
-    def __init__(
-        self,
-        worker_id: str,
-        env: dict[str, str],
-        log_dir: Path,
-        *,
-        concurrency: int,
-        once: bool = False,
-        max_tick: float = 1.0,
-    ) -> None:
-        self.worker_id = worker_id
-        self.log_path = log_dir / f"{worker_id}.log"
-        args = [
-            sys.executable,
-            "-m",
-            "django",
-            "run_cadence",
-            f"--settings={SETTINGS}",
-            "--worker-id",
-            worker_id,
-            "--concurrency",
-            str(concurrency),
-            "--max-tick",
-            str(max_tick),
-        ]
-        if once:
-            args.append("--once")
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-            )
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def kill(self) -> None:
-        if self.alive:
-            self.process.kill()
-        self.process.wait(30)
-
-    def terminate(self) -> None:
-        if self.alive:
-            self.process.send_signal(signal.SIGTERM)
-
-    def wait(self, timeout: float) -> int | None:
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
+def start_worker(
+    name: str, env: dict[str, str], log_dir: Path, *, concurrency: int, max_tick: float = 1.0
+) -> Worker:
+    """One ``run_cadence`` child on the harness's settings."""
+    args = run_cadence_args(SETTINGS, name, concurrency=concurrency, max_tick=max_tick)
+    return Worker(name, args, env, log_dir)
 
 
 class Fleet:
@@ -191,22 +144,22 @@ class Fleet:
 
     def start(self, slot: int) -> Worker:
         n = self.incarnations[slot] = self.incarnations.get(slot, 0) + 1
-        child = Worker(f"w{slot}-{n}", self.env, self.log_dir, concurrency=self.options.concurrency)
+        child = start_worker(
+            f"w{slot}-{n}", self.env, self.log_dir, concurrency=self.options.concurrency
+        )
         self.slots[slot] = child
         self.all.append(child)
         return child
 
-    def extra(self, worker_id: str, **kwargs: Any) -> Worker:
-        child = Worker(worker_id, self.env, self.log_dir, **kwargs)
+    def extra(self, name: str, **kwargs: Any) -> Worker:
+        child = start_worker(name, self.env, self.log_dir, **kwargs)
         self.all.append(child)
         return child
 
     def stop(self, timeout: float) -> dict[str, int | None]:
         """SIGTERM to every live worker at once; exit codes by id (None: did not exit)."""
         live = [child for child in self.slots.values() if child.alive]
-        for child in live:
-            child.terminate()
-        codes = {child.worker_id: child.wait(timeout) for child in live}
+        codes = stop_all(live, timeout)
         for child in live:
             if child.alive:
                 child.kill()
@@ -225,13 +178,7 @@ def worker_env(db_env: dict[str, str], options: Options) -> dict[str, str]:
         "CADENCE_SHUTDOWN_GRACE": options.shutdown_grace,
         **options.extra,
     }
-    env = {
-        **os.environ,
-        **db_env,
-        "PYTHONUNBUFFERED": "1",
-        "DJANGO_SETTINGS_MODULE": SETTINGS,
-        "CADENCE_TEST_OVERRIDES": json.dumps(overrides),
-    }
+    env = {**child_env(db_env, overrides), "DJANGO_SETTINGS_MODULE": SETTINGS}
     env.pop("CADENCE_CHAOS_DEBUG", None)
     return env
 
@@ -308,34 +255,14 @@ def running_of(worker_id: str) -> list[int]:
     return list(Attempt.objects.running().filter(worker=worker_id).values_list("id", flat=True))
 
 
-def database_server():
-    """The server behind the connection (``tests/process/_fleet.py`` drives it), or None."""
-    from django.db import connection
-
-    from tests.process._fleet import MariaDBServer, PostgreSQLServer
-
-    if connection.vendor == "postgresql":
-        return PostgreSQLServer(connection.settings_dict)
-    if connection.vendor == "mysql":
-        return MariaDBServer(connection.settings_dict)
-    return None
-
-
 def restart_database(seconds: float) -> dict[str, Any]:
     """Stop the server, keep it down ``seconds``, start it again: up again, come what may."""
-    from django.db import connection
-
-    server = database_server()
+    server = server_for_this_database()
     if server is None:
         raise RuntimeError("--restart-db needs PostgreSQL or MariaDB")
     down_at = utcnow()
-    try:
-        server.stop()
-        time.sleep(seconds)
-    finally:
-        server.start()
-        with contextlib.suppress(Exception):
-            connection.close()
+    with server_down(server, seconds):
+        pass
     up_at = utcnow()
     return {
         "down_at": down_at.isoformat(),
@@ -487,14 +414,14 @@ def run_chaos(
                     victim = fleet.slots[slot]
                     victim.kill()
                     at = utcnow()
-                    hit = _quietly([], running_of, victim.worker_id)
+                    hit = _quietly([], running_of, victim.name)
                     kills.append(
-                        {"worker": victim.worker_id, "at": at, "running": hit, "t_s": now - began}
+                        {"worker": victim.name, "at": at, "running": hit, "t_s": now - began}
                     )
                     fleet.start(slot)
             for slot, child in list(fleet.slots.items()):
                 if not child.alive:
-                    unexpected_exits.append(f"{child.worker_id} exited {child.process.returncode}")
+                    unexpected_exits.append(f"{child.name} exited {child.returncode}")
                     fleet.start(slot)
             serial_max = max(serial_max, _quietly(0, serial_running_max))
             samples += 1
@@ -618,7 +545,7 @@ def _finish(fleet: Fleet, options: Options, stopped_at: datetime) -> bool:
             time.sleep(0.5)
     finally:
         finisher.terminate()
-        if finisher.wait(options.shutdown_grace + 20) is None:
+        if finisher.exit_code(options.shutdown_grace + 20) is None:
             finisher.kill()
     return ok
 

@@ -2,7 +2,7 @@
 
 Every function reads the finished record (attempt rows, their per-try ``history``, the
 ``Effect`` rows the jobs wrote, the workers' log files) and returns figures; none asserts.
-``benchmarks.chaos`` turns the figures into goals; ``tests/process/test_chaos.py`` asserts
+``benchmarks.chaos`` turns the figures into goals; ``tests/fleet/test_chaos.py`` asserts
 them. Instants in ``history`` come from the engine clock (the database server's on
 PostgreSQL and MariaDB); the harness's own instants (kills, the restart) from the local
 clock of the same host.
@@ -14,18 +14,18 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from itertools import pairwise, takewhile
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from benchmarks import fleet
 from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Attempt, Schedule, Status, Trigger
-from django_cadence.schedule import specs
 from django_cadence.schedule.policies import is_serial
 
 # Two consecutive tries of a serial schedule (or of one attempt) on two workers may seem to
 # overlap by the time between one worker reading its clock and its claim seeing the other's
-# recorded end: a few ms, some 50 ms on a loaded machine (tests/process/test_many_workers.py).
+# recorded end: a few ms, some 50 ms on a loaded machine (tests/fleet/test_many_workers.py).
 CLOCK_SLACK = timedelta(milliseconds=200)
 
 COUNTING = frozenset({"tests.jobs.count_run"})
@@ -34,10 +34,6 @@ ATOMIC = frozenset({"tests.jobs.atomic_effect", "tests.jobs.atomic_flaky"})
 STARTED = re.compile(r"attempt started id=(\d+) schedule=\S+ occurrence=\S+ try=(\d+) worker=(\S+)")
 RELEASED = re.compile(r"attempt released id=(\d+)")
 FENCED_OUT = re.compile(r"attempt lost id=(\d+)")
-
-
-def _at(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -54,9 +50,10 @@ def percentile(values: list[float], q: float) -> float | None:
 
 def occurrence_record(schedules: Iterable[Schedule], window_end: datetime) -> dict[str, Any]:
     """Every occurrence of each schedule from its creation to ``window_end`` must have one
-    record: an attempt row, or a place in one ``missed`` row's range (``_fleet`` does the
-    same with asserts). Returns the counts of expected, lost, duplicated and beyond."""
-    expected_total = lost = duplicated = beyond = missed = 0
+    record: an attempt row, or a place in one ``missed`` row's range (the fleet tests assert
+    the same :func:`benchmarks.fleet.occurrence_record`). Returns the counts of expected,
+    lost, duplicated and beyond (missed rows whose range is wrong count as beyond)."""
+    expected = lost = duplicated = beyond = missed = 0
     examples: list[str] = []
     rows_by_schedule: dict[int, list[Attempt]] = defaultdict(list)
     for attempt in Attempt.objects.filter(trigger=Trigger.SCHEDULE).only(
@@ -64,35 +61,23 @@ def occurrence_record(schedules: Iterable[Schedule], window_end: datetime) -> di
     ):
         rows_by_schedule[attempt.schedule_id].append(attempt)
     for schedule in schedules:
-        spec = schedule.spec()
-        expected = list(
-            takewhile(lambda at: at <= window_end, specs.occurrences(spec, schedule.created_at))
+        record = fleet.occurrence_record(
+            schedule, rows_by_schedule.get(schedule.pk, ()), window_end
         )
-        covered: Counter[datetime] = Counter()
-        for attempt in rows_by_schedule.get(schedule.pk, ()):
-            if attempt.status != Status.MISSED:
-                covered[attempt.occurrence_at] += 1
-                continue
-            first = datetime.fromisoformat(attempt.outcome["first"])
-            last = datetime.fromisoformat(attempt.outcome["last"])
-            span = [at for at in expected if first <= at <= last]
-            if len(span) != attempt.outcome["missed"]:
-                examples.append(f"{schedule.name}: missed row {attempt.outcome} spans {len(span)}")
-                beyond += 1
-            covered.update(span)
-            missed += len(span)
-        expected_set = set(expected)
-        gaps = expected_set - set(covered)
-        doubles = [at for at, n in covered.items() if n > 1]
-        extra = set(covered) - expected_set
-        expected_total += len(expected)
-        lost += len(gaps)
-        duplicated += len(doubles)
-        beyond += len(extra)
-        for label, ats in (("lost", gaps), ("twice", doubles), ("beyond", extra)):
-            examples += [f"{schedule.name}: {label} {at.isoformat()}" for at in sorted(ats)[:3]]
+        expected += len(record.expected)
+        lost += len(record.gaps)
+        duplicated += len(record.twice)
+        beyond += len(record.beyond) + len(record.bad_missed)
+        missed += record.missed
+        examples += record.bad_missed
+        for label, ats in (
+            ("lost", record.gaps),
+            ("twice", record.twice),
+            ("beyond", record.beyond),
+        ):
+            examples += [f"{schedule.name}: {label} {at.isoformat()}" for at in ats[:3]]
     return {
-        "expected": expected_total,
+        "expected": expected,
         "lost": lost,
         "duplicated": duplicated,
         "beyond": beyond,
@@ -103,26 +88,11 @@ def occurrence_record(schedules: Iterable[Schedule], window_end: datetime) -> di
 
 def duplicate_rows() -> int:
     """Rows beyond one per (schedule, occurrence_at, trigger): 0 by the unique constraint."""
-    total = Attempt.objects.count()
-    distinct = (
-        Attempt.objects.order_by().values("schedule", "occurrence_at", "trigger").distinct().count()
-    )
+    distinct, total = fleet.no_duplicate_occurrences()
     return total - distinct
 
 
 # --- tries: double claims, serial overlaps, recovery -------------------------------------------
-
-
-def tries_of(attempt: Attempt) -> list[dict[str, Any]]:
-    """The attempt's history entries that have both ends, with parsed instants, by start."""
-    entries = []
-    for entry in attempt.history or []:
-        if not isinstance(entry, dict):
-            continue
-        started, finished = _at(entry.get("started_at")), _at(entry.get("finished_at"))
-        if started and finished:
-            entries.append({**entry, "start": started, "end": finished})
-    return sorted(entries, key=lambda e: e["start"])
 
 
 def double_claims_in_history(attempts: list[Attempt]) -> dict[str, Any]:
@@ -131,7 +101,7 @@ def double_claims_in_history(attempts: list[Attempt]) -> dict[str, Any]:
     lease expired, and the next try is claimed after that: it must not overlap either."""
     overlaps, repeated, examples = 0, 0, []
     for attempt in attempts:
-        entries = tries_of(attempt)
+        entries = fleet.tries_of(attempt)
         numbers = Counter(e.get("try") for e in entries)
         repeated += sum(n - 1 for n in numbers.values() if n > 1)
         for previous, current in pairwise(entries):
@@ -179,26 +149,15 @@ def double_claims_in_logs(log_paths: Iterable[Path]) -> dict[str, Any]:
 
 def serial_overlaps(attempts: list[Attempt], policies: dict[int, str]) -> dict[str, Any]:
     """Under every overlap policy but ``allow``, no two tries of one schedule overlap."""
-    by_schedule: dict[int, list[tuple[datetime, datetime, str, int]]] = defaultdict(list)
-    for attempt in attempts:
-        if not is_serial(policies[attempt.schedule_id]):
-            continue
-        for entry in tries_of(attempt):
-            by_schedule[attempt.schedule_id].append(
-                (entry["start"], entry["end"], str(entry.get("worker")), attempt.pk)
-            )
+    serial = [a for a in attempts if is_serial(policies[a.schedule_id])]
+    by_schedule = fleet.tries_by_schedule(serial)
     overlaps, worst, examples = 0, timedelta(0), []
-    for intervals in by_schedule.values():
-        intervals.sort()
-        latest = intervals[0]
-        for current in intervals[1:]:
-            overlap = latest[1] - current[0]
+    for tries in by_schedule.values():
+        for overlap, latest, current in fleet.overlaps(tries):
             if overlap > CLOCK_SLACK:
                 overlaps += 1
                 examples.append(f"{latest} / {current}")
             worst = max(worst, overlap)
-            if current[1] > latest[1]:
-                latest = current
     return {
         "schedules": len(by_schedule),
         "overlaps": overlaps,
@@ -219,7 +178,7 @@ def recoveries(
     by_kill = other = 0
     lost_attempts: Counter[int] = Counter()
     for attempt in attempts:
-        for entry in tries_of(attempt):
+        for entry in fleet.tries_of(attempt):
             if entry.get("result") != "lost":
                 continue
             lost_attempts[attempt.pk] += 1

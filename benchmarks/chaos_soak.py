@@ -19,7 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .chaos import DB_NAME, NAME_ENV, Worker, reset_database, setup_django, worker_env
+from .chaos import DB_NAME, NAME_ENV, reset_database, setup_django, start_worker, worker_env
 
 
 def rss_kib(pid: int) -> int:
@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
 
     env = worker_env(db_env, Options(db=args.db))
     env["CADENCE_CHAOS_DEBUG"] = "1"
-    engine = Worker("soak", env, log_dir, concurrency=args.concurrency)
+    engine = start_worker("soak", env, log_dir, concurrency=args.concurrency)
     began = time.monotonic()
     started = timezone.now()
     samples: list[dict[str, Any]] = []
@@ -150,7 +150,7 @@ def main(argv: list[str]) -> int:
             )
     finally:
         engine.terminate()
-        if engine.wait(40) is None:
+        if engine.exit_code(40) is None:
             engine.kill()
     warm = [s for s in samples if s["t_s"] >= 60] or samples
     first, last = warm[0], warm[-1]

@@ -88,7 +88,7 @@ STATIC_URL = "/static/"
 
 CADENCE_EXECUTORS = ["tests.jobs.*"]
 
-# tests/process passes shrunken CADENCE_* settings (numbers of seconds) to its run_cadence
+# tests/fleet passes shrunken CADENCE_* settings (numbers of seconds) to its run_cadence
 # children as JSON; unset everywhere else, so nothing changes for the rest of the suite.
 for _name, _value in json.loads(os.environ.get("CADENCE_TEST_OVERRIDES") or "{}").items():
     if not _name.startswith("CADENCE_"):

@@ -1,0 +1,203 @@
+"""A worker whose local clock is off by five minutes neither fires early nor twice.
+
+On PostgreSQL and MariaDB the engine's *now* is the database server's (``DatabaseClock``),
+so a host's clock does not enter any decision. The proof: the local clock each engine could
+read (``datetime.now`` in ``django_cadence.engine.clock`` and ``django_cadence.engine.loop``)
+is skewed, per engine thread, by +5 min for one engine and -5 min for the other; the two engines run
+the same schedules side by side, and every occurrence still has exactly one record, none is
+planned before it is due, no try starts before its occurrence. Were the local clock used,
+the engine 5 minutes ahead would plan some 300 occurrences of each 1-second schedule early.
+
+On SQLite there is one engine per database file, on the database's host: its local clock is
+the engine clock (the single-host assumption, stated in docs/design.md "Time"). The test pins
+that and that one engine, however its clock reads, records each occurrence once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection, connections
+
+import django_cadence.engine.clock
+import django_cadence.engine.loop
+from django_cadence.engine.clock import DatabaseClock, SystemClock, default_clock
+from django_cadence.engine.loop import Engine
+from django_cadence.models import Attempt, Schedule, Status
+from tests.fleet._fleet import check_occurrences
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SKEW = timedelta(minutes=5)
+RUN_SECONDS = 5.0
+_local = threading.local()
+
+
+class SkewedDatetime(datetime):
+    """``datetime`` whose ``now()`` is off by the calling thread's ``_local.skew``."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return datetime.now(tz) + getattr(_local, "skew", timedelta(0))
+
+
+@pytest.fixture
+def skewed_local_clock(monkeypatch):
+    """Every local-clock reading of the engine's modules goes through ``SkewedDatetime``."""
+    monkeypatch.setattr(django_cadence.engine.clock, "datetime", SkewedDatetime)
+    monkeypatch.setattr(django_cadence.engine.loop, "datetime", SkewedDatetime)
+
+
+def database_now() -> datetime:
+    return DatabaseClock().now()
+
+
+def create_schedules(start: datetime) -> list[Schedule]:
+    common = {"kind": "interval", "interval": timedelta(seconds=1), "executor": "tests.jobs.noop"}
+    schedules = [
+        Schedule.objects.create(name=f"skew-{overlap}", overlap=overlap, **common)
+        for overlap in ("allow", "skip_if_running", "queue")
+    ]
+    schedules.append(
+        Schedule.objects.create(
+            name="skew-once",
+            kind="once",
+            run_at=start + timedelta(seconds=2),
+            executor="tests.jobs.noop",
+        )
+    )
+    return schedules
+
+
+def run_engines(skews: dict[str, timedelta], seconds: float) -> list[Engine]:
+    """One engine per entry, each in a thread whose local clock is off by its skew."""
+    stop = threading.Event()
+    engines = [Engine(worker_id=name, max_tick=0.2, concurrency=4) for name in skews]
+    errors: list[BaseException] = []
+
+    def run(engine: Engine) -> None:
+        _local.skew = skews[engine.worker_id]
+        try:
+            engine.run(stop, shutdown_grace=5)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(engine,)) for engine in engines]
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    assert not errors, errors
+    assert not any(thread.is_alive() for thread in threads)
+    return engines
+
+
+def assert_each_occurrence_once_and_never_early(schedules: list[Schedule], until: datetime):
+    for schedule in schedules:
+        schedule.refresh_from_db()
+        if schedule.kind == "once":
+            (attempt,) = Attempt.objects.filter(schedule=schedule)
+            assert attempt.occurrence_at == schedule.run_at
+        else:
+            figures = check_occurrences(schedule)  # one record each, none beyond last_run_at
+            assert figures["occurrences"] >= 2, (schedule.name, figures)
+            assert schedule.last_run_at <= until, (schedule.name, schedule.last_run_at, until)
+    attempts = list(Attempt.objects.all())
+    assert all(a.occurrence_at <= until for a in attempts), "an occurrence was planned early"
+    started = [a for a in attempts if a.started_at is not None]
+    assert started
+    assert all(a.occurrence_at <= a.started_at <= until for a in started)
+    assert not [a for a in attempts if a.status in (Status.PENDING, Status.RUNNING)]
+
+
+def test_the_engine_clock_is_the_database_server_except_on_sqlite():
+    expected = SystemClock if connection.vendor == "sqlite" else DatabaseClock
+    assert isinstance(default_clock(), expected)
+    assert isinstance(Engine().clock, expected)
+
+
+def test_a_local_clock_five_minutes_off_neither_fires_early_nor_twice(skewed_local_clock, caplog):
+    if connection.vendor == "sqlite":
+        # One engine per database file, on the database's host: the local clock is the
+        # engine clock, and there is no second engine to disagree with it.
+        schedules = create_schedules(datetime.now(UTC))
+        (engine,) = run_engines({"only": timedelta(0)}, RUN_SECONDS)
+        assert isinstance(engine.clock, SystemClock)
+        assert_each_occurrence_once_and_never_early(schedules, datetime.now(UTC))
+        return
+
+    _local.skew = SKEW
+    try:  # the control: the patched local clock really is off
+        assert SystemClock().now() - datetime.now(UTC) > SKEW - timedelta(seconds=1)
+    finally:
+        _local.skew = timedelta(0)
+    schedules = create_schedules(database_now())
+
+    with caplog.at_level(logging.INFO, logger="django_cadence"):
+        engines = run_engines({"ahead": SKEW, "behind": -SKEW}, RUN_SECONDS)
+    until = database_now()
+
+    assert_each_occurrence_once_and_never_early(schedules, until)
+    assert all(isinstance(engine.clock, DatabaseClock) for engine in engines)
+    workers = {entry["worker"] for a in Attempt.objects.all() for entry in a.history}
+    assert workers == {"ahead", "behind"}, workers  # both engines took part
+    skews = [r.getMessage() for r in caplog.records if "clock skew" in r.getMessage()]
+    assert any(_skew_of(m) == pytest.approx(300, abs=1) for m in skews), skews
+    assert any(_skew_of(m) == pytest.approx(-300, abs=1) for m in skews), skews
+
+
+def _skew_of(message: str) -> float:
+    return float(message.split("local_minus_database=")[1].split("s ")[0])
+
+
+def test_the_database_clock_reads_the_server_once_per_resync_window(monkeypatch):
+    """Between readings the monotonic clock measures elapsed time: no query per *now*, and
+    the estimate is never ahead of the server's own clock (never early)."""
+    from django.test.utils import CaptureQueriesContext
+
+    ticks = [1000.0]
+    monkeypatch.setattr(django_cadence.engine.clock.time, "monotonic", lambda: ticks[0])
+    clock = DatabaseClock(resync=5.0)
+    server_query = 0 if connection.vendor == "sqlite" else 1
+    with CaptureQueriesContext(connection) as first:
+        start = clock.now()
+    assert len(first) == server_query
+    with CaptureQueriesContext(connection) as within:
+        ticks[0] += 2.5
+        later = clock.now()
+    assert len(within) == 0
+    assert later - start == timedelta(seconds=2.5)
+    with CaptureQueriesContext(connection) as after:
+        ticks[0] += 2.5  # the window is over: read the server again
+        clock.now()
+    assert len(after) == server_query
+
+
+def test_the_database_clock_estimate_is_never_ahead_of_the_server():
+    clock = DatabaseClock(resync=60.0)
+    clock.now()
+    for _ in range(20):
+        estimate = clock.now()
+        assert estimate <= DatabaseClock().now()
+        time.sleep(0.01)
+
+
+def test_the_database_clock_reads_the_current_instant_inside_a_transaction():
+    """An atomic job reads the clock for its commit late in its own transaction: the reading
+    is the server's current time, not the moment the transaction began."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        DatabaseClock().now()  # the transaction has begun on the server
+        time.sleep(0.3)
+        inside = DatabaseClock().now()
+    after = DatabaseClock().now()
+    assert after - inside < timedelta(seconds=0.2)

@@ -1,0 +1,87 @@
+"""Checks for the fleet tests: reading the workers' logs, and asserting the record of every
+occurrence that ``benchmarks.fleet`` reads.
+
+The workers come from the ``worker`` fixture of ``conftest.py``; stopping them, and taking
+the database away from under them, from ``benchmarks.fleet``, which the chaos harness uses too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from itertools import pairwise
+
+from benchmarks.fleet import occurrence_record, tries_of
+from django_cadence.models import Attempt, Schedule, Trigger
+from django_cadence.schedule import specs
+
+# Lines no worker may log in a healthy run. Job failures are expected here: they are logged
+# as one-line events by ``django_cadence.events`` (never as tracebacks) and are not problems.
+JOB_EVENTS = re.compile(r" django_cadence\.events (attempt failed|attempt dead_letter|occurrence) ")
+PROBLEMS = re.compile(
+    r"Traceback|Exception in thread|Exception ignored| WARNING | ERROR | CRITICAL "
+    r"|attempt lost|attempt recovered|second signal"
+)
+
+
+def log_problems(text: str, *, allowed: tuple[str, ...] = ()) -> list[str]:
+    """The lines of a worker's log that report something wrong, less the ``allowed`` ones."""
+    return [
+        line
+        for line in text.splitlines()
+        if PROBLEMS.search(line)
+        and not JOB_EVENTS.search(line)
+        and not any(ok in line for ok in allowed)
+    ]
+
+
+OUTAGE_LINE = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ERROR \S+ database unavailable: .*?"
+    r"; retrying in ([\d.]+) s$",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def backoffs(text: str) -> list[tuple[float, float]]:
+    """(seconds announced, seconds until the next attempt logged) for each outage line that
+    has a next one: a worker that backs off keeps to what it announced."""
+    lines = [  # local times, read as UTC: only their differences count
+        (datetime.strptime(f"{at} +0000", "%Y-%m-%d %H:%M:%S,%f %z"), float(delay))
+        for at, delay in OUTAGE_LINE.findall(text)
+    ]
+    return [(delay, (later - at).total_seconds()) for (at, delay), (later, _) in pairwise(lines)]
+
+
+# --- the record of every occurrence (invariants 1, 2 and 4) ----------------------------------
+
+
+def check_occurrences(schedule: Schedule, *, ended: bool = False) -> dict[str, int]:
+    """Assert that every occurrence from the schedule's first to its ``last_run_at`` has
+    exactly one record, and nothing beyond: one attempt row each, or a place in exactly one
+    ``missed`` row's range (counted with its ``outcome["missed"]``).
+
+    Also that the schedule's counters and ``next_run_at`` agree with the rows, which is what
+    "advance and record together" leaves behind (not for a schedule ``ended`` since, whose
+    ``next_run_at`` is cleared only when a planner next looks at it). Returns the figures.
+    """
+    assert schedule.last_run_at is not None, f"{schedule.name} was never planned"
+    rows = Attempt.objects.filter(schedule=schedule, trigger=Trigger.SCHEDULE)
+    record = occurrence_record(schedule, rows, schedule.last_run_at)
+    assert not record.bad_missed, record.bad_missed
+    assert not record.twice, f"{schedule.name}: occurrences recorded twice: {record.twice}"
+    assert not record.gaps, f"{schedule.name}: occurrences without a record: {record.gaps}"
+    assert not record.beyond, (
+        f"{schedule.name}: records of no occurrence in the window: {record.beyond}"
+    )
+    assert schedule.occurrence_count == record.planned, (schedule.name, schedule.occurrence_count)
+    assert schedule.missed_count == record.missed, (schedule.name, schedule.missed_count)
+    if not ended:
+        assert schedule.next_run_at == specs.next_occurrence(schedule.spec(), schedule.last_run_at)
+    return {"occurrences": len(record.expected), "rows": record.rows, "missed": record.missed}
+
+
+def try_intervals(attempt: Attempt) -> Iterator[tuple[datetime, datetime, str]]:
+    """(started_at, finished_at, worker) of every try the attempt's history records."""
+    for entry in tries_of(attempt):
+        yield entry["start"], entry["end"], entry.get("worker") or ""

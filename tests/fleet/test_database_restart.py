@@ -1,0 +1,137 @@
+"""The engine survives its database going away: it logs, backs off, reconnects and goes on.
+
+On PostgreSQL and MariaDB the server itself is stopped, kept down 2 s and started again,
+which cuts every connection: the workers' and this test's own. SQLite has no server: another
+connection holds an exclusive lock on the database file for a few seconds instead, so every
+read and write of the engine has to wait.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from benchmarks.fleet import (
+    no_duplicate_occurrences,
+    server_down,
+    server_for_this_database,
+    sqlite_locked,
+    stop_all,
+    wait_until,
+)
+from django_cadence.models import Attempt, Schedule, Status
+from tests.fleet._fleet import backoffs, check_occurrences, log_problems
+
+pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
+
+LEASE, GRACE = 5, 1
+SETTINGS = {"CADENCE_LEASE": LEASE, "CADENCE_RECOVERY_GRACE": GRACE, "CADENCE_SHUTDOWN_GRACE": 10}
+SERVER_DOWN_SECONDS = 2.0
+SQLITE_LOCK_SECONDS = 3.0  # well within the busy timeout of tests/settings.py
+
+# (overlap, executor, payload), every one due each second
+SCHEDULES = (
+    ("allow", "tests.jobs.noop", {}),
+    ("allow", "tests.jobs.noop", {}),
+    ("allow", "tests.jobs.sleep_for", {"seconds": 0.5}),
+    ("allow", "tests.jobs.fail_n_times", {"n": 1, "key": "restart"}),
+    ("skip_if_running", "tests.jobs.sleep_for", {"seconds": 0.3}),
+    ("skip_if_running", "tests.jobs.noop", {}),
+    ("queue", "tests.jobs.sleep_for", {"seconds": 0.3}),
+    ("buffer_one", "tests.jobs.noop", {}),
+)
+
+
+def create_schedules() -> None:
+    for i, (overlap, executor, payload) in enumerate(SCHEDULES):
+        Schedule.objects.create(
+            name=f"restart-{i}-{overlap}",
+            kind="interval",
+            interval=timedelta(seconds=1),
+            executor=executor,
+            payload=payload,
+            overlap=overlap,
+            retry_base=timedelta(seconds=0.2),
+            retry_cap=timedelta(seconds=1),
+        )
+
+
+def succeeded_since(instant) -> int:
+    return Attempt.objects.filter(status=Status.SUCCEEDED, started_at__gt=instant).count()
+
+
+def test_workers_survive_a_database_outage_and_go_on(worker):
+    count = 2 if connection.features.has_select_for_update_skip_locked else 1
+    create_schedules()
+    fleet = [worker(f"w{n}", max_tick=1, settings=SETTINGS) for n in range(1, count + 1)]
+    for child in fleet:
+        child.wait_started()
+    started = timezone.now()
+    wait_until(lambda: succeeded_since(started) >= 8, timeout=30, message="8 successes")
+    running = set(Attempt.objects.running().values_list("id", "claim_token"))
+
+    server = server_for_this_database()
+    outage = (
+        server_down(server, SERVER_DOWN_SECONDS)
+        if server
+        else sqlite_locked(connection.settings_dict["NAME"], SQLITE_LOCK_SECONDS)
+    )
+    with outage:
+        assert [c.name for c in fleet if not c.alive] == []
+    back = timezone.now()
+
+    # New attempts keep succeeding, and every worker is still there.
+    wait_until(lambda: succeeded_since(back) >= 8, timeout=40, message="successes after it")
+    assert [(c.name, c.returncode) for c in fleet if not c.alive] == []
+
+    # No attempt stays running after its lease expired plus the recovery grace: the tries cut
+    # off by the outage were recorded by their worker, or recovered by another.
+    settled = back + timedelta(seconds=LEASE + GRACE + 1)
+    time.sleep(max(0.0, (settled - timezone.now()).total_seconds()))
+    stuck = Attempt.objects.expired(timezone.now() - timedelta(seconds=GRACE + 1))
+    assert list(stuck.values_list("id", "lease_until")) == []
+    still = Attempt.objects.running().values_list("id", "claim_token")
+    assert running.isdisjoint(still), "a try running at the outage is still running"
+
+    assert stop_all(fleet) == {c.name: 0 for c in fleet}
+    assert not Attempt.objects.running().exists()
+
+    # Invariants 1 and 4 across the outage: one row per occurrence, none missing.
+    distinct, total = no_duplicate_occurrences()
+    assert distinct == total
+    for schedule in Schedule.objects.all():
+        check_occurrences(schedule)
+
+    for child in fleet:
+        log = child.output()
+        if server is None:
+            assert log_problems(log) == [], child.name
+            continue
+        # It saw the outage, said so, and worked again after it.
+        allowed = (
+            "database unavailable",
+            "listener reconnecting",  # PostgreSQL's LISTEN connection, cut with the rest
+            # A lease that ran out during the outage: recovered by one, fenced out the other.
+            "attempt lost",
+            "attempt recovered",
+        )
+        assert log_problems(log, allowed=allowed) == [], child.name
+        assert "database unavailable" in log, child.name
+        # It backed off as it said it would: nothing (a finished try, PostgreSQL's listener
+        # coming back) cut a wait short.
+        assert all(waited >= announced - 0.05 for announced, waited in backoffs(log)), (
+            child.name,
+            backoffs(log),
+        )
+        after = log[log.rindex("database unavailable") :]
+        assert "attempt " in after, f"{child.name} did nothing after the outage"
+
+    print(
+        f"\n{connection.vendor}: {count} worker(s), {total} attempt rows, "
+        f"{succeeded_since(back)} succeeded after the outage, "
+        f"{sum(c.output().count('database unavailable') for c in fleet)} outage log lines"
+    )
