@@ -11,6 +11,7 @@ def test_conf_defaults_are_documented_values():
     assert timedelta(seconds=1) == cadence_settings.MIN_INTERVAL
     assert timedelta(seconds=60) == cadence_settings.MISFIRE_GRACE
     assert cadence_settings.MAX_RECOVERIES == 3
+    assert cadence_settings.SESSION_LIVENESS is True
     assert cadence_settings.EXECUTORS == ("tests.jobs.*",)
 
 
@@ -48,6 +49,7 @@ def test_conf_accepts(name, value, expected):
         ("CADENCE_MAX_ATTEMPTS", True, "integer of 1 or more"),
         ("CADENCE_EXECUTORS", "myapp.jobs.*", "list of strings"),
         ("CADENCE_EXECUTORS", ["ok.*", ""], "non-empty strings"),
+        ("CADENCE_SESSION_LIVENESS", "no", "True or False"),
     ],
     ids=[
         "zero-interval",
@@ -58,6 +60,7 @@ def test_conf_accepts(name, value, expected):
         "bool-is-not-int",
         "executors-not-list",
         "executors-empty-pattern",
+        "liveness-not-bool",
     ],
 )
 def test_conf_rejects_naming_the_setting(name, value, fragment):

@@ -25,10 +25,14 @@ class MySQLStore(Store):
     def _autocommit(self, raw: Any) -> None:
         raw.autocommit(True)
 
+    @property
+    def database(self) -> str:
+        return str(self.connection.settings_dict["NAME"])
+
     def take_session_lock(self, raw: Any, name: str) -> bool:
         cursor = raw.cursor()
         try:
-            cursor.execute("SELECT GET_LOCK(%s, 0)", [lock_name(name)])
+            cursor.execute("SELECT GET_LOCK(%s, 0)", [lock_name(name, self.database)])
             return cursor.fetchone()[0] == 1
         finally:
             cursor.close()
@@ -38,11 +42,13 @@ class MySQLStore(Store):
             return set()
         columns = ", ".join(["IS_USED_LOCK(%s)"] * len(names))
         with self.connection.cursor() as cursor:
-            cursor.execute(f"SELECT {columns}", [lock_name(name) for name in names])
+            cursor.execute(f"SELECT {columns}", [lock_name(n, self.database) for n in names])
             owners = cursor.fetchone()
         return {name for name, owner in zip(names, owners, strict=True) if owner is not None}
 
 
-def lock_name(name: str) -> str:
-    """A user lock's name for ``name``: at most 64 characters, as MariaDB requires."""
-    return "cadence:" + hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()
+def lock_name(name: str, database: str) -> str:
+    """A user lock's name for ``name`` in ``database`` (user locks are server-wide): at most
+    64 characters, as MariaDB requires."""
+    key = f"{database}\0{name}".encode()
+    return "cadence:" + hashlib.sha1(key, usedforsecurity=False).hexdigest()

@@ -123,7 +123,8 @@ class PostgreSQLStore(Store):
         with self.connection.cursor() as cursor:
             cursor.execute(
                 "SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' "
-                "AND classid = %s::bigint::oid AND objsubid = 2 AND granted",
+                "AND classid = %s::bigint::oid AND objsubid = 2 AND granted "
+                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
                 [LOCK_CLASS],
             )
             held = {row[0] for row in cursor.fetchall()}

@@ -31,12 +31,14 @@ def cut_lock_session(worker_id: str) -> None:
         if connection.vendor == "postgresql":
             cursor.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
-                "AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 2",
+                "AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 2 "
+                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
                 [pg_store.LOCK_CLASS, pg_store.lock_key(worker_id)],
             )
             assert [row[0] for row in cursor.fetchall()] == [True]
         else:
-            cursor.execute("SELECT IS_USED_LOCK(%s)", [mysql_store.lock_name(worker_id)])
+            database = connection.settings_dict["NAME"]
+            cursor.execute("SELECT IS_USED_LOCK(%s)", [mysql_store.lock_name(worker_id, database)])
             (owner,) = cursor.fetchone()
             assert owner is not None
             cursor.execute(f"KILL CONNECTION {int(owner)}")
