@@ -10,7 +10,7 @@ the first and last occurrence (``dates.py``), never from a scan of the rows.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from dalf.admin import DALFModelAdmin, DALFRelatedFieldAjax
 from django import forms
@@ -51,7 +51,7 @@ class CappedCountPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        found = self.object_list.order_by()[: self.cap + 1].count()
+        found = self.object_list.order_by()[: self.cap + 1].count()  # type: ignore[attr-defined]
         return AtLeast(self.cap) if found > self.cap else found
 
 
@@ -149,7 +149,7 @@ class AttemptAdmin(ObjectActionsAdmin, DALFModelAdmin):
         "error_excerpt",
     )
     list_display_links = ("occurrence",)
-    list_filter = (
+    list_filter: ClassVar[tuple[Any, ...]] = (
         "status",
         ("schedule", DALFRelatedFieldAjax),
         ("occurrence_at", admin.DateFieldListFilter),

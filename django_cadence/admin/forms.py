@@ -148,7 +148,7 @@ class ScheduleForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         stored = self.instance.executor if self.instance.pk else ""
         if "executor" in self.fields:
-            self.fields["executor"].choices = executor_choices(stored)
+            self.fields["executor"].choices = executor_choices(stored)  # type: ignore[attr-defined]
             if stored and not is_allowed(stored):
                 # Admin templates render help_text unescaped: format_html escapes the path.
                 self.fields["executor"].help_text = format_html(

@@ -49,7 +49,7 @@ def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:
             .select_related("schedule")
         )
         for row in rows:
-            LogEntry.objects.log_actions(
+            LogEntry.objects.log_actions(  # type: ignore[call-overload]  # a list is a queryset here
                 user_id=request.user.pk,
                 queryset=[row],
                 action_flag=DELETION,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Field
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -42,11 +43,16 @@ PREVIEW_FIELDS = (
 COUNT = 10
 
 
+def _field(name: str) -> Field[Any, Any]:
+    field = Schedule._meta.get_field(name)
+    assert isinstance(field, Field)  # the form's fields are the schedule's own columns
+    return field
+
+
 def preview_form(model_admin: ModelAdmin, request: HttpRequest, data: Any) -> forms.Form:
     """A form of the spec fields, with exactly the admin's form fields and widgets."""
     fields = {
-        name: model_admin.formfield_for_dbfield(Schedule._meta.get_field(name), request)
-        for name in PREVIEW_FIELDS
+        name: model_admin.formfield_for_dbfield(_field(name), request) for name in PREVIEW_FIELDS
     }
     return type("SchedulePreviewForm", (forms.Form,), fields)(data)
 

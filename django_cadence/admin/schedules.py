@@ -393,7 +393,7 @@ def _protected(schedules: list[Schedule]) -> list[str]:
     """
     if not schedules:
         return []
-    collector = Collector(using=router.db_for_write(Schedule), origin=schedules)
+    collector = Collector(using=router.db_for_write(Schedule), origin=schedules)  # type: ignore[arg-type]
     try:
         collector.collect(schedules)
     except ProtectedError as exc:

@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from ..engine.clock import default_clock
-from ..models import Worker
+from ..models import Worker, WorkerQuerySet
 from ..ops.retention import STOPPED_WORKERS_KEPT
 from ..ops.status import worker_state, worker_timeout
 from . import display
@@ -42,11 +42,14 @@ class StateFilter(admin.SimpleListFilter):
             yield choice
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        assert isinstance(queryset, WorkerQuerySet)
         now = default_clock().now()
         if self.value() == "stopped":
             return queryset.filter(stopped_at__isnull=False)
-        if self.value() in ("live", "lost"):
-            return getattr(queryset, self.value())(now, worker_timeout())
+        if self.value() == "live":
+            return queryset.live(now, worker_timeout())
+        if self.value() == "lost":
+            return queryset.lost(now, worker_timeout())
         if self.value() == self.ALL:
             return queryset
         return queryset.exclude(stopped_at__lt=now - STOPPED_WORKERS_KEPT)
