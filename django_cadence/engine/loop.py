@@ -26,9 +26,10 @@ from .. import store
 from ..conf import cadence_settings
 from ..executors.payloads import escape_control
 from ..ops import reconcile, status
-from . import leases, liveness, next_event, outcomes, planner, recovery, workers
+from . import leases, next_event, outcomes, planner, workers
 from .clock import Clock, DatabaseClock, default_clock
 from .execution import TryResult, run_try
+from .lost_workers import LostWorkerWatch
 from .pool import TryPool
 
 logger = logging.getLogger("django_cadence.engine")
@@ -40,10 +41,6 @@ def default_worker_id() -> str:
 
 # How old the reading of the next due instant may be while work flows and it is reused.
 NEXT_DUE_MAX_AGE = timedelta(seconds=1)
-# How often the recovery read runs; every half second while another worker with a session
-# lock runs attempts, so that its death is seen within a second.
-RECOVERY_PROBE = timedelta(seconds=1)
-LIVENESS_PROBE = timedelta(seconds=0.5)
 # How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
 FINISH_WINDOW = 0.002
 # Claiming ahead (``_capacity``): while the tries' average run time is under this many
@@ -100,10 +97,7 @@ class Engine:
         self._next_due_read: datetime | None = None  # None: not read yet, so plan
         self._changed = False  # a notice said schedules or attempts changed: plan now
         self._next_due_stale = False  # the last tick planned: read the next due instant
-        self._next_recovery: datetime | None = None
-        self._session_lock: liveness.SessionLock | None = None  # None: leases alone
-        self._others_running = False  # another worker with a session lock runs attempts
-        self._lock_lost = False  # the server cut the lock's session: claim nothing for now
+        self._lost_workers = LostWorkerWatch(self.worker_id, using)
         self._registered = False
         self._session: object | None = None  # the database session last set up for reads
 
@@ -117,7 +111,7 @@ class Engine:
         self._release_queued(older_than=CLAIM_AHEAD_MAX_WAIT)
         self._enforce_timeouts(now)
         self._heartbeat(now)
-        self._recover(now)
+        self._lost_workers.probe(now, has_tries=bool(self._in_flight))
         self.claimed_last_tick = 0
         if self.claiming:
             due_by = min(now, self.due_by) if self.due_by else now
@@ -144,7 +138,7 @@ class Engine:
 
     def _claim_and_start(self, due_by: datetime) -> None:
         """Claim and start batches while slots are free and attempts are ready."""
-        if not self._lock_for_claims():
+        if not self._lost_workers.may_claim(has_tries=bool(self._in_flight)):
             return
         while True:
             slots = self._capacity() - len(self._in_flight)
@@ -292,8 +286,7 @@ class Engine:
                 claim.attempt_id,
                 escape_control(claim.schedule_name),
             )
-            if self._session_lock is not None:
-                self._check_session_lock()
+            self._lost_workers.check_own_lock()
             return
         if claim.cancel_event.is_set():
             outcomes.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
@@ -324,51 +317,6 @@ class Engine:
                 logger.info("attempt cancelling id=%s", attempt_id)
                 flight.claim.cancel_event.set()
 
-    def _recover(self, now: datetime) -> None:
-        """Recover the running attempts of lost workers: a session lock the server no longer
-        sees (probed every half second while another worker runs attempts), or a lease that
-        ran out. One read when nothing runs anywhere."""
-        if self._next_recovery and now < self._next_recovery:
-            return
-        running = recovery.running_by_worker()
-        others = [worker for worker in running if worker != self.worker_id]
-        self._others_running = bool(others) and self._session_lock is not None
-        self._next_recovery = now + (LIVENESS_PROBE if self._others_running else RECOVERY_PROBE)
-        lost: set[str] = set()
-        if self._session_lock is not None:
-            lost = liveness.lost_workers(others, self.using) if others else set()
-            if self.worker_id in running or self._in_flight:
-                self._check_session_lock()  # its tries may have been recovered already
-        cutoff = now - cadence_settings.RECOVERY_GRACE
-        if lost or any(lease and lease < cutoff for lease in running.values()):
-            recovery.recover(now, lost_workers=lost)
-
-    def _check_session_lock(self) -> None:
-        """The server may have cut this worker's lock session while the worker lives on: its
-        tries are then recovered by others and their writes here refused (fenced). Say so,
-        and claim nothing until those tries have ended and a new lock is held, so that its
-        next tries are not taken for a dead worker's."""
-        assert self._session_lock is not None
-        if self._lock_lost or liveness.still_held(self.worker_id, self.using):
-            return
-        logger.warning(
-            "session lock lost worker=%s: its running tries may be recovered by other "
-            "workers and their results refused; taking a new lock once they end",
-            self.worker_id,
-        )
-        self._lock_lost = True
-
-    def _lock_for_claims(self) -> bool:
-        """Whether this worker may claim: True unless its lock was lost and is not yet
-        taken again (it is, once the tries that ran under the lost one have ended)."""
-        if not self._lock_lost:
-            return True
-        if self._in_flight or self._session_lock is None or not self._session_lock.acquire():
-            return False
-        self._lock_lost = False
-        logger.info("session lock taken again worker=%s", self.worker_id)
-        return True
-
     def _sleep_seconds(self, now: datetime) -> float:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""
         candidates = [now + timedelta(seconds=self.max_tick)]
@@ -389,8 +337,9 @@ class Engine:
         candidates += [at for at in (next_due, next_ready) if at]
         if next_lease:
             candidates.append(next_lease + cadence_settings.RECOVERY_GRACE)
-        if self._others_running and self._next_recovery:
-            candidates.append(self._next_recovery)  # a dead worker's tries start at once
+        wake_at = self._lost_workers.wake_at()
+        if wake_at:
+            candidates.append(wake_at)  # a dead worker's tries start at once
         if self._in_flight:
             candidates.append(self._next_heartbeat or now)
             candidates += [f.claim.deadline for f in self._in_flight.values()]
@@ -431,14 +380,14 @@ class Engine:
         reconcile.reconcile_on_start(self.clock, holder=self.worker_id, using=self.using)
         with contextlib.suppress(DatabaseError):
             logger.info(status.schedules_summary())
-        self._start_liveness()
+        self._lost_workers.start(self.clock.now())
         self._registered = False
         with contextlib.suppress(DatabaseError):
             workers.register(
                 self.worker_id,
                 self.clock.now(),
                 concurrency=self.concurrency,
-                session_lock=self._session_lock is not None,
+                session_lock=self._lost_workers.session_lock is not None,
             )
             self._registered = True
         listener = None if once else store.of(self.using).start_listener(self._notice)
@@ -456,23 +405,9 @@ class Engine:
                     workers.stopped(self.worker_id, self.clock.now())
             if listener:
                 listener.stop()
-            if self._session_lock:
-                self._session_lock.release()
+            self._lost_workers.stop()
             lock.release()
             logger.info("engine stopped worker=%s", self.worker_id)
-
-    def _start_liveness(self) -> None:
-        """Before the first claim: hold this worker's session lock where the database has
-        them; on SQLite, where this engine alone runs attempts now, recover every running
-        one (its engine is dead: the single-engine lock proves it)."""
-        if store.of(self.using).one_engine_per_file:
-            with contextlib.suppress(DatabaseError):
-                while recovery.recover(self.clock.now(), everything=True):
-                    pass
-            return
-        if liveness.enabled(self.using):
-            lock = liveness.SessionLock(self.worker_id, self.using)
-            self._session_lock = lock if lock.acquire() else None
 
     def _notice(self) -> None:
         """A change notice (PostgreSQL): plan and claim at once, whatever was read before."""
