@@ -1,6 +1,6 @@
 """What the admin actions need besides ``services.py``: permission names and two operations.
 
-Each action is gated by its own permission (declared on the proxies in ``models.py``). The two
+Each action is gated by its own permission (declared on the proxies in ``models/``). The two
 operations below are admin-only; ``services.py`` has no equivalent yet (see their docstrings).
 """
 
