@@ -17,7 +17,7 @@ from django.db import transaction
 
 from . import signals, store
 from .engine.clock import default_clock
-from .engine.planner import overlap_states
+from .engine.planner import overlap_states, planned_row
 from .exceptions import CadenceError
 from .executors.payloads import escape_control
 from .models import Attempt, Schedule, Status, Trigger
@@ -62,23 +62,17 @@ def trigger(
             schedule=target, trigger=Trigger.MANUAL, occurrence_at=occurrence_at
         ).exists():
             occurrence_at += timedelta(microseconds=1)
-        if admission.statuses[0] == Status.SKIPPED:
-            attempt = Attempt.objects.create(
-                schedule=target,
-                occurrence_at=occurrence_at,
-                trigger=Trigger.MANUAL,
-                status=Status.SKIPPED,
-                finished_at=now,
-                error=f"skipped: {admission.reasons[0]}",
-            )
-        else:
-            attempt = Attempt.objects.create(
-                schedule=target,
-                occurrence_at=occurrence_at,
-                trigger=Trigger.MANUAL,
-                status=Status.PENDING,
-                retry_at=now,
-            )
+        row = planned_row(target, occurrence_at, admission.statuses[0], admission.reasons[0], now)
+        attempt = Attempt.objects.create(
+            schedule=target,
+            occurrence_at=row.occurrence_at,
+            trigger=Trigger.MANUAL,
+            status=row.status,
+            retry_at=now if row.retry_at else None,  # ready now, whatever its key's instant
+            finished_at=row.finished_at,
+            error=row.error,
+        )
+        if row.status == Status.PENDING:
             if admission.cancel_running:
                 Attempt.objects.running().filter(schedule=target).update(cancel_requested=True)
             if admission.cancel_waiting:
