@@ -29,6 +29,7 @@ from ..executors.calling import idempotency_key
 from ..models import Attempt, Status, Trigger
 from . import dates, display, operations
 from .object_actions import ObjectAction, ObjectActionsAdmin
+from .read_only import ReadOnlyAdmin
 
 COUNT_CAP = 10_000
 
@@ -137,7 +138,7 @@ ATTEMPT_ACTIONS = (
 
 
 @admin.register(Attempt)
-class AttemptAdmin(ObjectActionsAdmin, DALFModelAdmin):
+class AttemptAdmin(ReadOnlyAdmin, ObjectActionsAdmin, DALFModelAdmin):
     object_actions = ATTEMPT_ACTIONS
     # Columns for finding an attempt beside the sidebar and the filters at 1280 px: the
     # worker, the trigger and the timing are on its page (and the worker is searchable).
@@ -232,17 +233,6 @@ class AttemptAdmin(ObjectActionsAdmin, DALFModelAdmin):
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return AttemptChangeList
-
-    # Attempts are written by the engine and by actions, never edited in a form.
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     # --- columns and fields ------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
 from . import charts, display
 from .object_actions import ModelAdmin
+from .read_only import ReadOnlyAdmin
 
 HOURS = 24
 LAG_PER_HOUR = 200
@@ -197,20 +198,11 @@ def context(now: datetime) -> dict[str, Any]:
 
 
 @admin.register(Overview)
-class OverviewAdmin(ModelAdmin):
+class OverviewAdmin(ReadOnlyAdmin, ModelAdmin):
     """The overview page in place of a changelist; nothing to add, change or delete."""
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.has_perm("django_cadence.view_attempt")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> TemplateResponse:
         if not self.has_view_permission(request):

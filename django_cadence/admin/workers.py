@@ -20,6 +20,7 @@ from ..models import Worker, WorkerQuerySet
 from ..ops.retention import STOPPED_WORKERS_KEPT
 from ..ops.status import worker_state, worker_timeout
 from . import display
+from .read_only import ReadOnlyAdmin
 
 STATES = ("live", "lost", "stopped")
 
@@ -56,7 +57,7 @@ class StateFilter(admin.SimpleListFilter):
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load")
     list_display_links = ("worker",)
     list_filter = (StateFilter, "host")
@@ -94,17 +95,6 @@ class WorkerAdmin(admin.ModelAdmin):
                 )
             )
         )
-
-    # Written by the engines only.
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="state", ordering="state_value")
     def state(self, obj: Worker) -> str:
