@@ -21,7 +21,7 @@ import time
 # of the unindented one above them.
 PHASES = (
     ("django_cadence.engine.loop", "Engine.tick", "tick (all of the main thread's steps)"),
-    ("django_cadence.engine.loop", "Engine._recover", "  recovery probe"),
+    ("django_cadence.engine.lost_workers", "LostWorkerWatch.probe", "  recovery probe"),
     ("django_cadence.engine.planner", "plan_due", "  plan"),
     ("django_cadence.engine.planner", "due_schedules", "    read and lock due schedules"),
     ("django_cadence.engine.planner", "overlap_states", "    overlap counts"),
