@@ -60,7 +60,7 @@ class AttemptChangeList(ChangeList):
     """The attempt pages' list: no join for the page, a date hierarchy without DISTINCT.
 
     With the schedule joined, MariaDB plans "newest 100 attempts" from the schedules' side,
-    joins every attempt and sorts them all (100 s with 10^6 attempts); without the join the
+    joins every attempt and sorts them all; without the join the
     page is a short backward scan of an index on every backend, and ``prefetch_related``
     fetches the page's schedules in one more query.
     """

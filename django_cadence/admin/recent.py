@@ -9,8 +9,8 @@ per-row subquery on the same index, so it can be filtered and sorted on.
 Both subqueries order by the whole unique key, ``occurrence_at`` then ``trigger``: the index
 then gives the order itself and the scan stops at the first finished attempt. Ordered by
 ``occurrence_at`` alone, MariaDB answered the last outcome from ``(schedule, status,
-occurrence_at)`` instead, reading and sorting all of a schedule's finished attempts (10,000
-each with 10^6 attempts, 280 ms a page); PostgreSQL walks the unique index either way.
+occurrence_at)`` instead, reading and sorting all of a schedule's finished attempts;
+PostgreSQL walks the unique index either way.
 """
 
 from __future__ import annotations
