@@ -118,6 +118,8 @@ def test_workers_survive_a_database_outage_and_go_on(worker):
             # A lease that ran out during the outage: recovered by one, fenced out the other.
             "attempt lost",
             "attempt recovered",
+            # The restart closed the connection holding its session lock (design.md, lost workers).
+            "session lock lost",
         )
         assert log_problems(log, allowed=allowed) == [], child.name
         assert "database unavailable" in log, child.name
