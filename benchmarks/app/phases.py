@@ -35,7 +35,7 @@ PHASES = (
     ("django_cadence.engine.outcomes", "record_successes", "  record successes"),
     ("django_cadence.store.batch_writes", "end_in_success", "    success UPDATE"),
     ("django_cadence.engine.loop", "Engine._sleep_seconds", "  sleep decision"),
-    ("django_cadence.engine.loop", "run_try", "try threads: run_try (the job included)"),
+    ("django_cadence.engine.tries", "run_try", "try threads: run_try (the job included)"),
 )
 
 _lock = threading.Lock()

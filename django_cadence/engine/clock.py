@@ -7,11 +7,17 @@ what is due; on SQLite (one engine, one host) the local clock is the clock.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from django.db import DatabaseError
+
 from .. import store
+
+logger = logging.getLogger("django_cadence.engine")
 
 
 class Clock(Protocol):
@@ -68,3 +74,20 @@ def default_clock(using: str = "default") -> Clock:
     if store.of(using).has_server_clock:
         return DatabaseClock(using)
     return SystemClock()
+
+
+def log_clock_skew(clock: Clock, worker_id: str) -> None:
+    """Say how far this host's clock is from the engine clock (the database server's).
+
+    Decisions use the engine clock only, so skew does no harm; it is logged because a large
+    one usually means a host without time synchronisation.
+    """
+    if not isinstance(clock, DatabaseClock):
+        return
+    with contextlib.suppress(DatabaseError):
+        before = datetime.now(UTC)
+        engine_now = clock.now()
+        after = datetime.now(UTC)
+        skew = (before + (after - before) / 2 - engine_now).total_seconds()
+        log = logger.warning if abs(skew) >= 1 else logger.info
+        log("clock skew local_minus_database=%.3fs worker=%s", skew, worker_id)

@@ -7,7 +7,7 @@ due, ready and lease indexes), compiled once: the engine asks after every tick.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import QuerySet
@@ -63,3 +63,45 @@ def next_ready() -> datetime | None:
 def next_lease_end() -> datetime | None:
     """When the first running attempt's lease runs out."""
     return _first(_NEXT_LEASE_END)
+
+
+# How old the reading of the next due instant may be while work flows and it is reused.
+NEXT_DUE_MAX_AGE = timedelta(seconds=1)
+
+
+class DueWatch:
+    """The next due instant as the engine last read it, and whether a tick must plan.
+
+    Until the next schedule is due there is nothing to plan, and the planner's locking read
+    is skipped. A schedule saved since the reading wakes the engine on PostgreSQL
+    (``notice``); elsewhere the next reading (at most ``NEXT_DUE_MAX_AGE`` later) sees it.
+    """
+
+    def __init__(self) -> None:
+        self.at: datetime | None = None  # None: no enabled schedule will fire
+        self.read_at: datetime | None = None  # None: not read yet, so plan
+        self._changed = False  # a notice said schedules or attempts changed: plan now
+        self._stale = False  # the last tick planned: read the next due instant again
+
+    def notice(self) -> None:
+        self._changed = True
+
+    def must_plan(self, due_by: datetime) -> bool:
+        changed, self._changed = self._changed, False
+        due = self.at is not None and self.at <= due_by
+        return changed or due or self.read_at is None
+
+    def planned(self) -> None:
+        """What was due is planned: read the next due instant again before sleeping, rather
+        than plan again, for nothing, on the reading that made this tick plan."""
+        self._stale = True
+
+    def next_due(self, now: datetime, *, flowing: bool) -> datetime | None:
+        """The next due instant; while work flows a reading under ``NEXT_DUE_MAX_AGE`` old
+        is reused."""
+        fresh = self.read_at is not None and now - self.read_at < NEXT_DUE_MAX_AGE
+        if not (flowing and fresh) or self._stale:
+            self.at = next_due()
+            self.read_at = now
+            self._stale = False
+        return self.at

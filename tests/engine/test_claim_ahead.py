@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence.engine import loop as engine_module
+from django_cadence.engine import tries as engine_module
 from django_cadence.models import Attempt
 from tests import jobs
 
@@ -24,7 +24,7 @@ def gate():
 
 
 def wait_for_threads(engine):
-    for flight in list(engine._in_flight.values()):
+    for flight in list(engine.tries.held.values()):
         assert flight.done.wait(5)
 
 
@@ -43,7 +43,7 @@ def warmed_up(engine, schedule_at, clock):
     wait_for_threads(engine)
     engine.tick()
     assert engine.in_flight == 0
-    wait_until(lambda: engine._busy == 0)  # its thread has let go of the queue
+    wait_until(lambda: engine.tries.busy == 0)  # its thread has let go of the queue
     return engine
 
 
@@ -71,7 +71,7 @@ def test_short_tries_let_a_worker_claim_ahead_of_its_threads(
     clock.advance(MINUTE)
     engine.tick()
     assert engine.in_flight == most  # one thread, the others waiting for it
-    assert len(engine._queued) == most - 1
+    assert len(engine.tries.queued) == most - 1
     assert statuses(schedules) == ["pending"] + ["running"] * most
     gate.set()
     wait_for_threads(engine)
@@ -88,8 +88,8 @@ def test_short_tries_let_a_worker_claim_ahead_of_its_threads(
 )
 def test_the_shorter_the_tries_the_more_rounds_a_worker_holds(threaded_engine, average, rounds):
     engine = threaded_engine(concurrency=3)
-    engine._runtime_avg = average
-    assert engine._capacity() == 3 * rounds
+    engine.tries.runtime_avg = average
+    assert engine.tries.capacity() == 3 * rounds
 
 
 def test_a_worker_that_has_not_seen_short_tries_claims_only_its_threads(
@@ -161,7 +161,7 @@ def test_a_queued_try_replaced_before_it_starts_is_cancelled_unrun(
     clock.advance(MINUTE)
     engine.tick()
     assert engine.in_flight == 2
-    (queued,) = engine._queued
+    (queued,) = engine.tries.queued
     queued.claim.cancel_event.set()  # what a cancel request seen by the heartbeat does
     gate.set()
     wait_for_threads(engine)
@@ -189,7 +189,7 @@ def test_a_queued_try_is_not_timed_out_before_it_starts(schedule_at, clock, thre
     engine.tick()
     clock.advance(MINUTE)
     engine.tick()
-    (queued,) = engine._queued
+    (queued,) = engine.tries.queued
     wait_until(lambda: jobs.CALLS)  # the other try's job has started
     clock.advance(seconds=6)
     engine.tick()  # the running try is past its deadline; the queued one has not started

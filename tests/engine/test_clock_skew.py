@@ -2,7 +2,7 @@
 
 On PostgreSQL and MariaDB the engine's *now* is the database server's (``DatabaseClock``),
 so a host's clock does not enter any decision. The proof: the local clock each engine could
-read (``datetime.now`` in ``django_cadence.engine.clock`` and ``django_cadence.engine.loop``)
+read (``datetime.now`` in ``django_cadence.engine.clock``, the engine's only reading of it)
 is skewed, per engine thread, by +5 min for one engine and -5 min for the other; the two engines run
 the same schedules side by side, and every occurrence still has exactly one record, none is
 planned before it is due, no try starts before its occurrence. Were the local clock used,
@@ -24,7 +24,6 @@ import pytest
 from django.db import connection, connections
 
 import django_cadence.engine.clock
-import django_cadence.engine.loop
 from django_cadence.engine.clock import DatabaseClock, SystemClock, default_clock
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt, Schedule, Status
@@ -49,7 +48,6 @@ class SkewedDatetime(datetime):
 def skewed_local_clock(monkeypatch):
     """Every local-clock reading of the engine's modules goes through ``SkewedDatetime``."""
     monkeypatch.setattr(django_cadence.engine.clock, "datetime", SkewedDatetime)
-    monkeypatch.setattr(django_cadence.engine.loop, "datetime", SkewedDatetime)
 
 
 def database_now() -> datetime:

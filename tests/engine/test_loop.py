@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 import django_cadence
-from django_cadence.engine.clock import DatabaseClock
+from django_cadence.engine.clock import DatabaseClock, log_clock_skew
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt
 
@@ -124,7 +124,7 @@ def test_engine_timeout_counts_as_failed_try_and_sets_cancel(schedule_at, clock,
     engine.tick()
     attempt = Attempt.objects.get()
     assert attempt.status == "running"
-    (flight,) = engine._in_flight.values()
+    (flight,) = engine.tries.held.values()
     clock.advance(seconds=6)
     engine.tick()
     attempt.refresh_from_db()
@@ -249,12 +249,12 @@ def test_engine_atomic_job_commits_effect_with_success(schedule_at, clock, threa
     schedule = schedule_at(executor="tests.jobs.atomic_noop", interval=MINUTE)
     clock.advance(MINUTE)
     engine.tick()
-    for flight in list(engine._in_flight.values()):
+    for flight in list(engine.tries.held.values()):
         assert flight.done.wait(5)
     engine.tick()
     attempt = Attempt.objects.get(schedule=schedule)
     assert (attempt.status, attempt.outcome) == ("succeeded", "atomic")
-    assert not engine._in_flight
+    assert not engine.tries.held
 
 
 class SkewedDatabaseClock(DatabaseClock):
@@ -266,8 +266,8 @@ class SkewedDatabaseClock(DatabaseClock):
 
 def test_engine_logs_clock_skew_against_the_database(caplog):
     caplog.set_level(logging.INFO, logger="django_cadence")
-    Engine(clock=DatabaseClock(), worker_id="w1")._log_clock_skew()
-    Engine(clock=SkewedDatabaseClock(), worker_id="w2")._log_clock_skew()
+    log_clock_skew(DatabaseClock(), "w1")
+    log_clock_skew(SkewedDatabaseClock(), "w2")
     lines = [r for r in caplog.records if "clock skew" in r.getMessage()]
     assert [r.levelname for r in lines] == ["INFO", "WARNING"]
     skewed = float(lines[1].getMessage().split("=")[1].split("s")[0])

@@ -91,10 +91,10 @@ def test_other_databases_and_closed_connections_are_left_as_they_are():
 @pytest.mark.django_db(transaction=True)
 def test_the_engine_sets_up_each_new_session_once(clock):
     engine = Engine(clock=clock, inline=True)
-    engine._set_up_session()
+    engine.connection.set_up()
     assert _native_installed() is ON_POSTGRESQL
     first = connection.connection
     connection.close()
-    engine._set_up_session()
+    engine.connection.set_up()
     assert connection.connection is not first
     assert _native_installed() is ON_POSTGRESQL

@@ -1,0 +1,272 @@
+"""The tries a worker holds: running on the pool's threads or queued for one, and their
+outcomes, written in batches by the engine's thread.
+
+Threads only run tries and hand back results (``finished``); every database write of an
+outcome happens on the engine's thread, in ``record_finished``, so successes that end
+together are written in one statement.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ..executors.payloads import escape_control
+from . import leases, outcomes
+from .clock import Clock
+from .execution import TryResult, run_try
+from .pool import TryPool
+
+logger = logging.getLogger("django_cadence.engine")
+
+# Claiming ahead (``capacity``): while the tries' average run time is under this many
+# seconds, a worker holds more tries than it has threads (the first run, the rest wait for
+# threads): as many rounds of ``concurrency`` as its threads would start within
+# CLAIM_AHEAD_QUEUE_TIME, up to CLAIM_AHEAD_MAX_ROUNDS.
+CLAIM_AHEAD_MAX_RUNTIME = 0.05
+CLAIM_AHEAD_QUEUE_TIME = 0.15
+CLAIM_AHEAD_MAX_ROUNDS = 16
+# A try claimed ahead that found no thread within this many seconds is handed back.
+CLAIM_AHEAD_MAX_WAIT = 1.0
+
+
+@dataclass
+class Held:
+    """One claimed try, from its claim until its outcome is written."""
+
+    claim: leases.Claim
+    done: threading.Event | None = None  # set when its thread has returned
+    queued_at: float | None = None  # monotonic; set while it waits for a thread
+
+
+class HeldTries:
+    """Start claimed tries, queue those claimed ahead, and write their outcomes."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        concurrency: int,
+        *,
+        inline: bool,
+        wake: threading.Event,
+        on_lost: Callable[[], None],
+    ) -> None:
+        self.clock = clock
+        self.concurrency = concurrency
+        self.inline = inline  # run each try on the engine's thread as it is started
+        self.wake = wake  # set when a try finishes
+        self.on_lost = on_lost  # a try found its lease taken over
+        self.held: dict[int, Held] = {}
+        self.queued: deque[Held] = deque()  # claimed ahead, waiting for a thread
+        self.busy = 0  # threads running a try (or about to take a queued one)
+        self.runtime_avg: float | None = None  # moving average of the tries' run time
+        self._done: list[tuple[leases.Claim, TryResult]] = []
+        self._done_lock = threading.Lock()
+        self._queue_lock = threading.Lock()
+        self._pool = TryPool(concurrency)
+
+    def __len__(self) -> int:
+        return len(self.held)
+
+    def claims(self) -> list[leases.Claim]:
+        return [held.claim for held in self.held.values()]
+
+    def has_unrecorded(self) -> bool:
+        """True while a finished try's outcome is not yet written."""
+        with self._done_lock:
+            return bool(self._done)
+
+    def still_running(self) -> int:
+        """Tries started and not yet finished (queued ones not counted)."""
+        with self._done_lock:
+            return len(self.held) - len(self._done) - len(self.queued)
+
+    def close(self) -> None:
+        """Stop the try threads that are idle (and close their database connections)."""
+        self._pool.shutdown()
+
+    # --- how many to hold ---------------------------------------------------------------
+
+    def capacity(self) -> int:
+        """How many tries this worker may hold: one per thread, and more while its tries are
+        short (``rounds_ahead``).
+
+        Claiming costs a round of statements whatever its size, and tries of a few
+        milliseconds would leave their threads idle while the engine records and claims the
+        next ones. Tries claimed ahead wait in a queue, and a thread that finishes one takes
+        the next at once. Their lease and deadline count from their claim like any other's;
+        one that waits longer than ``CLAIM_AHEAD_MAX_WAIT`` (a long try came along) is handed
+        back for any worker to claim.
+        """
+        return self.concurrency * self.rounds_ahead()
+
+    def rounds_ahead(self) -> int:
+        """Rounds of ``concurrency`` tries to hold: 1 (no queue) until tries are seen to be
+        short, then as many as the threads would start within ``CLAIM_AHEAD_QUEUE_TIME`` at
+        the tries' average run time.
+
+        A burst of one-shots is planned in batches, and while the engine plans the next batch
+        its threads run what is queued: a deeper queue keeps them busy through it.
+        """
+        average = self.runtime_avg
+        if self.inline or average is None or average >= CLAIM_AHEAD_MAX_RUNTIME:
+            return 1
+        return min(CLAIM_AHEAD_MAX_ROUNDS, 1 + int(CLAIM_AHEAD_QUEUE_TIME / max(average, 1e-6)))
+
+    # --- running -------------------------------------------------------------------------
+
+    def start(self, claim: leases.Claim) -> None:
+        """Run the try on a free thread, or queue it for the next one to come free."""
+        held = Held(claim)
+        self.held[claim.attempt_id] = held
+        if self.inline:
+            self._finished(claim, run_try(claim, self.clock.now))
+            return
+        held.done = threading.Event()
+        with self._queue_lock:
+            start_now = self.busy < self.concurrency
+            if start_now:
+                self.busy += 1
+            else:
+                held.queued_at = time.monotonic()
+                self.queued.append(held)
+        if start_now:
+            self._pool.submit(lambda: self._run_in_thread(held))
+
+    def _run_in_thread(self, held: Held) -> None:
+        """Run a try, then every queued one while there are any (``capacity``)."""
+        next_held: Held | None = held
+        while next_held is not None:
+            self._run_one(next_held)
+            with self._queue_lock:
+                next_held = self.queued.popleft() if self.queued else None
+                if next_held is None:
+                    self.busy -= 1
+                else:
+                    next_held.queued_at = None
+
+    def _run_one(self, held: Held) -> None:
+        claim = held.claim
+        try:
+            if claim.cancel_event.is_set():
+                # Replaced or timed out while it waited for a thread: it never started.
+                result = TryResult("error", error="cancelled before it started")
+            else:
+                started = time.monotonic()
+                result = run_try(claim, self.clock.now)
+                self._note_runtime(time.monotonic() - started)
+            self._finished(claim, result)
+        finally:
+            if held.done:
+                held.done.set()
+
+    def _note_runtime(self, seconds: float) -> None:
+        average = self.runtime_avg
+        self.runtime_avg = seconds if average is None else 0.8 * average + 0.2 * seconds
+
+    def _finished(self, claim: leases.Claim, result: TryResult) -> None:
+        with self._done_lock:
+            self._done.append((claim, result))
+        self.wake.set()
+
+    # --- handing back and writing outcomes ----------------------------------------------
+
+    def release_waited_too_long(self) -> None:
+        """Hand back tries claimed ahead that found no thread within ``CLAIM_AHEAD_MAX_WAIT``."""
+        self.release_queued(older_than=CLAIM_AHEAD_MAX_WAIT)
+
+    def next_handback(self, now: datetime) -> datetime | None:
+        """When a try queued now would be handed back, if any is queued."""
+        return now + timedelta(seconds=CLAIM_AHEAD_MAX_WAIT) if self.queued else None
+
+    def release_queued(self, older_than: float = 0.0) -> None:
+        """Hand back tries claimed ahead that waited ``older_than`` seconds for a thread."""
+        if not self.queued:
+            return
+        limit = time.monotonic() - older_than
+        with self._queue_lock:
+            stale = [h for h in self.queued if h.queued_at is not None and h.queued_at <= limit]
+            for held in stale:
+                self.queued.remove(held)
+        if not stale:
+            return
+        self.runtime_avg = None  # claim ahead again once tries are seen to be short
+        for held in stale:
+            self.held.pop(held.claim.attempt_id, None)
+        leases.release([h.claim for h in stale], self.clock.now())
+
+    def release_all(self) -> None:
+        """Cancel what still runs and hand every held try back (a shutdown past its grace)."""
+        claims = self.claims()
+        for claim in claims:
+            claim.cancel_event.set()
+        self.held.clear()
+        leases.release(claims, self.clock.now())
+
+    def record_finished(self) -> None:
+        """Write the outcome of every finished try: the successes in one statement.
+
+        A write that fails (the database went away) raises before the batch is forgotten, and
+        the next tick writes what is still in flight; fenced writes make that harmless.
+        """
+        with self._done_lock:
+            batch = list(self._done)
+        if not batch:
+            return
+        now = self.clock.now()  # one reading for the whole batch
+        successes = []
+        for claim, result in batch:
+            if claim.attempt_id not in self.held:
+                continue  # timed out meanwhile (recorded as failed), or recorded already
+            if result.kind == "ok" and not result.committed and not claim.cancel_event.is_set():
+                successes.append((claim, result.value))
+            else:
+                self._record(claim, result, now)
+                self.held.pop(claim.attempt_id, None)
+        outcomes.record_successes(successes, now)
+        for claim, _ in successes:
+            self.held.pop(claim.attempt_id, None)
+        with self._done_lock:
+            del self._done[: len(batch)]
+
+    def _record(self, claim: leases.Claim, result: TryResult, now: datetime) -> None:
+        """Every outcome but a plain success (those are written together, by the batch)."""
+        if result.committed:
+            return  # atomic: recorded inside the job's own transaction
+        if result.kind == "lost":
+            logger.warning(
+                "attempt lost id=%s schedule=%s: lease taken over, effects rolled back",
+                claim.attempt_id,
+                escape_control(claim.schedule_name),
+            )
+            self.on_lost()
+            return
+        if claim.cancel_event.is_set():
+            outcomes.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
+        else:
+            outcomes.record_failure(claim, result.error, now, permanent=result.kind == "permanent")
+
+    def enforce_timeouts(self, now: datetime) -> None:
+        """Fail the tries past their deadline; their threads are told to stop."""
+        for attempt_id, held in list(self.held.items()):
+            claim = held.claim
+            if now < claim.deadline or held.queued_at is not None:
+                continue  # a queued try has not started; it is handed back before long
+            claim.cancel_event.set()
+            self.held.pop(attempt_id)
+            outcomes.record_failure(
+                claim, f"timed out after {claim.max_runtime.total_seconds():g} s", now
+            )
+
+    def cancel_revoked(self, attempt_ids: Iterable[int]) -> None:
+        """Tell the tries whose attempts were cancelled (or replaced) to stop."""
+        for attempt_id in attempt_ids:
+            held = self.held.get(attempt_id)
+            if held and not held.claim.cancel_event.is_set():
+                logger.info("attempt cancelling id=%s", attempt_id)
+                held.claim.cancel_event.set()
