@@ -31,7 +31,7 @@ PHASES = (
     ("django_cadence.engine.leases", "claim", "  claim"),
     ("django_cadence.engine.leases", "_CANDIDATES.rows", "    locking read"),
     ("django_cadence.store.batch_writes", "start_tries", "    start UPDATE"),
-    ("django_cadence.engine.leases", "_claim_for", "    build claims (Python)"),
+    ("django_cadence.engine.leases", "claim_of", "    build claims (Python)"),
     ("django_cadence.engine.outcomes", "record_successes", "  record successes"),
     ("django_cadence.store.batch_writes", "end_in_success", "    success UPDATE"),
     ("django_cadence.engine.loop", "Engine._sleep_seconds", "  sleep decision"),

@@ -23,7 +23,7 @@ from ..executors import registry as executors
 from ..executors.payloads import outcome_or_none
 
 if TYPE_CHECKING:
-    from .leases import Claim
+    from .claims import Claim
 
 
 @dataclass(frozen=True)

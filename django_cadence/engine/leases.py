@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -21,104 +19,16 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from .. import signals, store
 from ..conf import cadence_settings
-from ..executors import calling
 from ..executors import registry as executors
 from ..executors.payloads import escape_control
-from ..models import Attempt, Schedule, Status
+from ..models import Attempt, Status
 from ..models.transitions import AttemptTransitions
 from ..schedule import policies
 from ..store import batch_writes
 from ..store.prepared import PreparedRead
+from .claims import Claim, claim_of
 
 logger = logging.getLogger("django_cadence.runner")
-
-
-@dataclass
-class Claim:
-    """Everything a worker needs to run one try and record it, without re-reading rows."""
-
-    attempt_id: int
-    token: str
-    schedule_id: int
-    schedule_name: str
-    worker: str
-    executor: str
-    payload: dict[str, Any]
-    occurrence_at: datetime
-    trigger: str
-    tries: int  # including this try
-    recoveries: int
-    started_at: datetime
-    max_attempts: int
-    retry_base: timedelta
-    retry_cap: timedelta
-    max_runtime: timedelta
-    delivery: str
-    isolation: str
-    history: list[dict[str, Any]]
-    pause_after_failures: int | None
-    cancel_event: threading.Event = field(default_factory=threading.Event)
-
-    @property
-    def deadline(self) -> datetime:
-        return self.started_at + self.max_runtime
-
-    @property
-    def idempotency_key(self) -> str:
-        return calling.idempotency_key(self.schedule_id, self.occurrence_at, self.trigger)
-
-    def context(self) -> calling.AttemptContext:
-        return calling.AttemptContext(
-            attempt_id=self.attempt_id,
-            schedule_name=self.schedule_name,
-            occurrence_at=self.occurrence_at,
-            try_number=self.tries,
-            idempotency_key=self.idempotency_key,
-            deadline=self.deadline,
-            cancel_event=self.cancel_event,
-        )
-
-    def event(self) -> dict[str, Any]:
-        """The fields every attempt signal carries."""
-        return {
-            "attempt_id": self.attempt_id,
-            "schedule": self.schedule_name,
-            "occurrence_at": self.occurrence_at,
-            "try_number": self.tries,
-            "worker": self.worker,
-        }
-
-
-def resolved_options(
-    schedule: Schedule | _ScheduleSettings, jobs: dict[str, executors.JobOptions] | None = None
-) -> dict[str, Any]:
-    """Per-attempt settings: the schedule's field, else the job's option, else the setting.
-
-    ``jobs`` caches the job options by executor path for a batch of claims.
-    """
-    job = jobs.get(schedule.executor) if jobs is not None else None
-    if job is None:
-        try:
-            job = executors.job_options(schedule.executor)
-        except Exception:  # noqa: BLE001 - a disallowed path fails at run time, with its message
-            job = executors.JobOptions(path=schedule.executor)
-        if jobs is not None:
-            jobs[schedule.executor] = job
-
-    def pick(name: str, default: Any) -> Any:
-        value = getattr(schedule, name)
-        if value is None:
-            value = getattr(job, name)
-        return default if value is None else value
-
-    return {
-        "max_attempts": pick("max_attempts", cadence_settings.MAX_ATTEMPTS),
-        "retry_base": pick("retry_base", cadence_settings.RETRY_BASE),
-        "retry_cap": pick("retry_cap", cadence_settings.RETRY_CAP),
-        "max_runtime": pick("max_runtime", cadence_settings.MAX_RUNTIME),
-        "delivery": job.delivery,
-        "isolation": job.isolation,
-    }
 
 
 def claim(
@@ -153,27 +63,29 @@ def claim(
         chosen = _choose(candidates, slots)
         if not chosen:
             return []
-        started = clock()
-        lease_until = started + cadence_settings.LEASE
-        # One statement for the batch. Each try's token is a fresh random batch prefix plus
-        # the attempt id: unguessable, and unique per try since every claim draws a new one.
-        batch = secrets.token_hex(8)
-        batch_writes.start_tries(
-            using,
-            [a.id for a in chosen],
-            batch=batch,
-            worker=worker,
-            now=started,
-            lease_until=lease_until,
-        )
-        claims = []
-        jobs: dict[str, executors.JobOptions] = {}  # one look-up per executor and batch
-        for candidate in chosen:
-            token = f"{batch}{candidate.id}"
-            claims.append(_claim_for(candidate, token, started, worker, jobs))
+        claims = _start_tries(using, chosen, worker, clock())
     for c in claims:
         signals.attempt_started.send(Attempt, **c.event())
     return claims
+
+
+def _start_tries(using: str, chosen: list[Any], worker: str, started: datetime) -> list[Claim]:
+    """Mark the chosen attempts running in one statement; their claims.
+
+    Each try's token is a fresh random batch prefix plus the attempt id: unguessable, and
+    unique per try since every claim draws a new one.
+    """
+    batch = secrets.token_hex(8)
+    batch_writes.start_tries(
+        using,
+        [a.id for a in chosen],
+        batch=batch,
+        worker=worker,
+        now=started,
+        lease_until=started + cadence_settings.LEASE,
+    )
+    jobs: dict[str, executors.JobOptions] = {}  # one look-up per executor and batch
+    return [claim_of(c, f"{batch}{c.id}", started, worker, jobs) for c in chosen]
 
 
 def _window(slots: int) -> int:
@@ -266,51 +178,6 @@ def _choose(candidates: list[Any], slots: int) -> list[Any]:
         if len(chosen) == slots:
             break
     return chosen
-
-
-def _claim_for(
-    candidate: Any,
-    token: str,
-    now: datetime,
-    worker: str,
-    jobs: dict[str, executors.JobOptions] | None = None,
-) -> Claim:
-    """The claim of one candidate row (``_CLAIM_FIELDS``), its try counted."""
-    schedule = _ScheduleSettings(
-        executor=candidate.schedule_executor,
-        max_attempts=candidate.schedule_max_attempts,
-        retry_base=candidate.schedule_retry_base,
-        retry_cap=candidate.schedule_retry_cap,
-        max_runtime=candidate.schedule_max_runtime,
-    )
-    return Claim(
-        worker=worker,
-        attempt_id=candidate.id,
-        token=token,
-        schedule_id=candidate.schedule_id,
-        schedule_name=candidate.schedule_name,
-        executor=candidate.schedule_executor,
-        payload=candidate.schedule_payload,
-        occurrence_at=candidate.occurrence_at,
-        trigger=candidate.trigger,
-        tries=candidate.tries + 1,
-        recoveries=candidate.recoveries,
-        started_at=now,
-        history=list(candidate.history or []),
-        pause_after_failures=candidate.schedule_pause_after_failures,
-        **resolved_options(schedule, jobs),
-    )
-
-
-@dataclass(frozen=True)
-class _ScheduleSettings:
-    """The schedule fields ``resolved_options`` reads, from a claim's row."""
-
-    executor: str
-    max_attempts: int | None
-    retry_base: timedelta | None
-    retry_cap: timedelta | None
-    max_runtime: timedelta | None
 
 
 def fenced(c: Claim) -> AttemptTransitions:

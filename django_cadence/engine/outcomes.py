@@ -17,7 +17,8 @@ from ..models import Attempt, Schedule, Status
 from ..models.transitions import history_entry
 from ..schedule import policies
 from ..store import batch_writes
-from .leases import Claim, fenced
+from .claims import Claim
+from .leases import fenced
 
 logger = logging.getLogger("django_cadence.runner")
 

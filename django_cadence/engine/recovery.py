@@ -27,7 +27,7 @@ from ..executors.payloads import escape_control
 from ..models import Attempt, Status
 from ..models.transitions import history_entry
 from ..schedule import policies
-from .leases import resolved_options
+from .claims import resolved_options
 from .outcomes import maybe_pause
 
 logger = logging.getLogger("django_cadence.recovery")

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 from ..executors.payloads import escape_control
 from . import leases, outcomes
+from .claims import Claim
 from .clock import Clock
 from .execution import TryResult, run_try
 from .pool import TryPool
@@ -39,7 +40,7 @@ CLAIM_AHEAD_MAX_WAIT = 1.0
 class Held:
     """One claimed try, from its claim until its outcome is written."""
 
-    claim: leases.Claim
+    claim: Claim
     done: threading.Event | None = None  # set when its thread has returned
     queued_at: float | None = None  # monotonic; set while it waits for a thread
 
@@ -65,7 +66,7 @@ class HeldTries:
         self.queued: deque[Held] = deque()  # claimed ahead, waiting for a thread
         self.busy = 0  # threads running a try (or about to take a queued one)
         self.runtime_avg: float | None = None  # moving average of the tries' run time
-        self._done: list[tuple[leases.Claim, TryResult]] = []
+        self._done: list[tuple[Claim, TryResult]] = []
         self._done_lock = threading.Lock()
         self._queue_lock = threading.Lock()
         self._pool = TryPool(concurrency)
@@ -73,7 +74,7 @@ class HeldTries:
     def __len__(self) -> int:
         return len(self.held)
 
-    def claims(self) -> list[leases.Claim]:
+    def claims(self) -> list[Claim]:
         return [held.claim for held in self.held.values()]
 
     def has_unrecorded(self) -> bool:
@@ -120,7 +121,7 @@ class HeldTries:
 
     # --- running -------------------------------------------------------------------------
 
-    def start(self, claim: leases.Claim) -> None:
+    def start(self, claim: Claim) -> None:
         """Run the try on a free thread, or queue it for the next one to come free."""
         held = Held(claim)
         self.held[claim.attempt_id] = held
@@ -169,7 +170,7 @@ class HeldTries:
         average = self.runtime_avg
         self.runtime_avg = seconds if average is None else 0.8 * average + 0.2 * seconds
 
-    def _finished(self, claim: leases.Claim, result: TryResult) -> None:
+    def _finished(self, claim: Claim, result: TryResult) -> None:
         with self._done_lock:
             self._done.append((claim, result))
         self.wake.set()
@@ -234,7 +235,7 @@ class HeldTries:
         with self._done_lock:
             del self._done[: len(batch)]
 
-    def _record(self, claim: leases.Claim, result: TryResult, now: datetime) -> None:
+    def _record(self, claim: Claim, result: TryResult, now: datetime) -> None:
         """Every outcome but a plain success (those are written together, by the batch)."""
         if result.committed:
             return  # atomic: recorded inside the job's own transaction

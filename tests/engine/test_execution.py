@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from django_cadence.engine.claims import Claim
 from django_cadence.engine.execution import run_try
-from django_cadence.engine.leases import Claim
 
 
 def make_claim(executor, payload=None, **fields):

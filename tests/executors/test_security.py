@@ -210,10 +210,10 @@ def test_a_path_taken_off_the_allow_list_stops_running(guards, clock, settings):
 
 
 def test_process_isolation_checks_the_allow_list_before_it_spawns(guards, clock):
-    from django_cadence.engine import execution, leases
+    from django_cadence.engine import claims, execution
 
     schedule = _written_directly("os.system", clock.now())
-    claim = leases.Claim(
+    claim = claims.Claim(
         attempt_id=0,
         token="t",
         schedule_id=schedule.pk,
