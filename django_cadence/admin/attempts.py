@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from dalf.admin import DALFModelAdmin, DALFRelatedFieldAjax
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
@@ -22,13 +22,11 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
-from django.utils.translation import ngettext
 
-from .. import services
 from ..executors.calling import idempotency_key
 from ..models import Attempt, Status, Trigger
-from . import dates, display, operations
-from .object_actions import ObjectAction, ObjectActionsAdmin
+from . import dates, display
+from .attempt_actions import AttemptActions
 from .read_only import ReadOnlyAdmin
 
 COUNT_CAP = 10_000
@@ -82,64 +80,12 @@ class AttemptChangeList(ChangeList):
         return [f"admin/{app}/{model}/{name}", f"admin/{app}/{name}", f"admin/{name}"]
 
 
-def _retry(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
-    retried = services.retry(attempt.pk)
-    model_admin.log_change(request, retried, "Retried the dead letter.")
-    page = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
-    return f"“{attempt}” is sent back to pending with fresh tries.", messages.SUCCESS, page
-
-
-def _discard(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
-    if not operations.discard_dead_letters(request, [attempt.pk]):
-        raise services.InvalidTransition("it is not a dead letter any more; it was kept.")
-    page = reverse("admin:django_cadence_deadletter_changelist")
-    return f"“{attempt}” is discarded; the admin history keeps its error.", messages.SUCCESS, page
-
-
-def _cancel(model_admin: Any, request: HttpRequest, attempt: Attempt) -> tuple[str, int, str]:
-    cancelled = services.cancel(attempt.pk)
-    page = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
-    if cancelled.status == Status.CANCELLED:
-        model_admin.log_change(request, cancelled, "Cancelled.")
-        return f"“{attempt}” is cancelled.", messages.SUCCESS, page
-    model_admin.log_change(request, cancelled, "Asked to stop.")
-    return f"“{attempt}” is asked to stop; it ends cancelled.", messages.SUCCESS, page
-
-
 def _zone(attempt: Attempt) -> str:
     return attempt.schedule.timezone
 
 
-def _is_dead(attempt: Attempt) -> bool:
-    return attempt.status == Status.DEAD_LETTER
-
-
-ATTEMPT_ACTIONS = (
-    ObjectAction("retry", "Retry", operations.RETRY_DEAD_LETTER, _is_dead, _retry),
-    ObjectAction(
-        "discard",
-        "Discard",
-        operations.DISCARD_DEAD_LETTER,
-        _is_dead,
-        _discard,
-        confirm=(
-            "Discarding deletes this dead letter for good. It is recorded in the admin history "
-            "first, with its schedule, occurrence and error; to run it again instead, retry it."
-        ),
-    ),
-    ObjectAction(
-        "cancel",
-        "Cancel",
-        operations.CANCEL_ATTEMPT,
-        lambda a: a.status in (Status.PENDING, Status.RUNNING),
-        _cancel,
-    ),
-)
-
-
 @admin.register(Attempt)
-class AttemptAdmin(ReadOnlyAdmin, ObjectActionsAdmin, DALFModelAdmin):
-    object_actions = ATTEMPT_ACTIONS
+class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
     # Columns for finding an attempt beside the sidebar and the filters at 1280 px: the
     # worker, the trigger and the timing are on its page (and the worker is searchable).
     list_display: tuple[str, ...] = (
@@ -302,76 +248,3 @@ class AttemptAdmin(ReadOnlyAdmin, ObjectActionsAdmin, DALFModelAdmin):
     @admin.display(description="tries, one by one")
     def history_table(self, obj: Attempt) -> str:
         return display.history_table(obj.history, obj.schedule.timezone)
-
-    # --- actions: one call into services.py per attempt --------------------------------------
-
-    def has_retry_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.RETRY_DEAD_LETTER)
-
-    def has_cancel_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.CANCEL_ATTEMPT)
-
-    @admin.action(description="Retry (dead letters only)", permissions=("retry",))
-    def retry_dead_letters(self, request: HttpRequest, queryset: Any) -> None:
-        selected, done = queryset.count(), 0
-        for pk in queryset.filter(status=Status.DEAD_LETTER).values_list("pk", flat=True):
-            try:
-                attempt = services.retry(pk)
-            except services.InvalidTransition:
-                continue  # retried or discarded meanwhile
-            self.log_change(request, attempt, "Retried the dead letter.")
-            done += 1
-        left = selected - done
-        self._report(
-            request,
-            ngettext(
-                "%(count)d dead letter sent back to pending.",
-                "%(count)d dead letters sent back to pending.",
-                done,
-            )
-            % {"count": done},
-            ngettext(
-                "%(count)d was not a dead letter and was left alone.",
-                "%(count)d were not dead letters and were left alone.",
-                left,
-            )
-            % {"count": left},
-            left,
-        )
-
-    @admin.action(description="Cancel (pending or running)", permissions=("cancel",))
-    def cancel(self, request: HttpRequest, queryset: Any) -> None:
-        selected, done = queryset.count(), 0
-        active = queryset.filter(status__in=(Status.PENDING, Status.RUNNING))
-        for pk in active.values_list("pk", flat=True):
-            try:
-                attempt = services.cancel(pk)
-            except services.InvalidTransition:
-                continue  # finished meanwhile
-            how = "Cancelled." if attempt.status == Status.CANCELLED else "Asked to stop."
-            self.log_change(request, attempt, how)
-            done += 1
-        left = selected - done
-        self._report(
-            request,
-            ngettext(
-                "%(count)d attempt cancelled (or asked to stop).",
-                "%(count)d attempts cancelled (or asked to stop).",
-                done,
-            )
-            % {"count": done},
-            ngettext(
-                "%(count)d had already finished and was left alone.",
-                "%(count)d had already finished and were left alone.",
-                left,
-            )
-            % {"count": left},
-            left,
-        )
-
-    def _report(self, request: HttpRequest, done: str, left: str, left_count: int) -> None:
-        """One message: what was done, then (as a warning) how many rows were left alone."""
-        if left_count:
-            self.message_user(request, f"{done} {left}", messages.WARNING)
-        else:
-            self.message_user(request, done, messages.SUCCESS)

@@ -1,4 +1,4 @@
-"""The schedules admin: what each schedule does and when, how it went lately, and its actions.
+"""The schedules admin: what each schedule does and when, how it went lately.
 
 The changelist shows every schedule's rule in words, its next run in its own zone and in UTC,
 its last outcome and a strip of its last attempts (see ``recent.py``); the form picks the
@@ -8,13 +8,10 @@ executor from the allow-list and previews the next occurrences as it is filled i
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
-from django.core.exceptions import ValidationError
 from django.db import router
 from django.db.models import Count, QuerySet
 from django.db.models.deletion import Collector, ProtectedError, RestrictedError
@@ -23,16 +20,13 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
-from .. import services
-from ..exceptions import CadenceError
 from ..executors.payloads import redact_text
-from ..models import Attempt, Kind, Schedule, Status
+from ..models import Attempt, Kind, Schedule
 from ..models.validation import KIND_FIELDS
-from ..schedule.describe import describe_schedule, zone
-from ..schedule.timefmt import format_instant, format_utc
-from . import display, operations, preview
+from ..schedule.describe import describe_schedule
+from ..schedule.timefmt import format_utc
+from . import display, preview
 from .forms import ScheduleForm
-from .object_actions import ObjectAction, ObjectActionsAdmin
 from .recent import (
     STRIP_LENGTH,
     LastOutcomeFilter,
@@ -40,57 +34,11 @@ from .recent import (
     annotate_recent,
     recent_attempts,
 )
-
-
-def _run_now(force: bool) -> Any:
-    def run(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
-        attempt = services.trigger(schedule, force=force)
-        how = "Ran now, bypassing the overlap policy" if force else "Ran now"
-        model_admin.log_change(
-            request, schedule, f"{how}: attempt {attempt.pk} is {attempt.status}."
-        )
-        url = reverse("admin:django_cadence_attempt_change", args=[attempt.pk])
-        if attempt.status == Status.SKIPPED:
-            policy = schedule.get_overlap_display()
-            text = f"“{schedule.name}” was not run: its overlap policy ({policy}) skipped it."
-            return text, messages.WARNING, ""
-        return f"“{schedule.name}” runs now: {attempt}.", messages.SUCCESS, url
-
-    return run
-
-
-def _pause(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
-    reason = f"paused in the admin by {request.user.get_username()}"
-    services.pause(schedule, reason=reason)
-    model_admin.log_change(request, schedule, "Paused.")
-    return f"“{schedule.name}” is paused: nothing runs until it is resumed.", messages.SUCCESS, ""
-
-
-def _resume(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
-    resumed = services.resume(schedule)
-    model_admin.log_change(request, schedule, "Resumed.")
-    when = format_instant(resumed.next_run_at, zone(resumed.timezone))
-    return f"“{schedule.name}” is resumed; its next run is {when}.", messages.SUCCESS, ""
+from .schedule_actions import ScheduleActions
 
 
 def _own_zone(schedule: Schedule) -> str:
     return schedule.timezone
-
-
-SCHEDULE_ACTIONS = (
-    ObjectAction(
-        "run", "Run now", operations.RUN_SCHEDULE, lambda s: s.enabled, _run_now(force=False)
-    ),
-    ObjectAction(
-        "force-run",
-        "Run now, bypassing overlap",
-        operations.FORCE_RUN_SCHEDULE,
-        lambda s: s.enabled,
-        _run_now(force=True),
-    ),
-    ObjectAction("pause", "Pause", operations.PAUSE_SCHEDULE, lambda s: s.enabled, _pause),
-    ObjectAction("resume", "Resume", operations.RESUME_SCHEDULE, lambda s: not s.enabled, _resume),
-)
 
 
 KIND_TITLES = {"cron": "Cron", "interval": "Interval", "once": "Once"}
@@ -106,8 +54,7 @@ KIND_FIELDSETS: tuple[Any, ...] = tuple(
 
 
 @admin.register(Schedule)
-class ScheduleAdmin(ObjectActionsAdmin):
-    object_actions = SCHEDULE_ACTIONS
+class ScheduleAdmin(ScheduleActions):
     form = ScheduleForm
     # Four columns fit beside the navigation sidebar and the filters at 1280 px: the zone is
     # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, and the
@@ -304,86 +251,6 @@ class ScheduleAdmin(ObjectActionsAdmin):
             obj.pk or "",
             "The next occurrences show here as you fill in the schedule (needs JavaScript).",
         )
-
-    # --- actions: one call into services.py per schedule -------------------------------------
-
-    def has_run_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.RUN_SCHEDULE)
-
-    def has_force_run_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.FORCE_RUN_SCHEDULE)
-
-    def has_pause_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.PAUSE_SCHEDULE)
-
-    def has_resume_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.RESUME_SCHEDULE)
-
-    @admin.action(description="Run now (through the overlap policy)", permissions=("run",))
-    def run_now(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, force=False)
-
-    @admin.action(description="Run now, bypassing the overlap policy", permissions=("force_run",))
-    def run_now_forced(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, force=True)
-
-    def _run(self, request: HttpRequest, queryset: QuerySet, *, force: bool) -> None:
-        outcomes: Counter[str] = Counter()
-        for schedule in queryset:
-            attempt = services.trigger(schedule, force=force)
-            outcomes[attempt.status] += 1
-            how = "Ran now, bypassing the overlap policy" if force else "Ran now"
-            self.log_change(request, schedule, f"{how}: attempt {attempt.pk} is {attempt.status}.")
-        skipped = outcomes[Status.SKIPPED]
-        queued = sum(outcomes.values()) - skipped
-        text = ngettext("%(count)d run queued.", "%(count)d runs queued.", queued)
-        message = text % {"count": queued}
-        if skipped:
-            text = ngettext(
-                "%(count)d was skipped by its overlap policy.",
-                "%(count)d were skipped by their overlap policy.",
-                skipped,
-            )
-            message += " " + text % {"count": skipped}
-        self.message_user(request, message, messages.WARNING if skipped else messages.SUCCESS)
-
-    @admin.action(description="Pause", permissions=("pause",))
-    def pause(self, request: HttpRequest, queryset: QuerySet) -> None:
-        reason = f"paused in the admin by {request.user.get_username()}"
-        done = self._each(
-            request,
-            queryset.filter(enabled=True),
-            lambda schedule: services.pause(schedule, reason=reason),
-            "Paused.",
-        )
-        message = ngettext("%(count)d schedule paused.", "%(count)d schedules paused.", done)
-        self.message_user(request, message % {"count": done}, messages.SUCCESS)
-
-    @admin.action(description="Resume", permissions=("resume",))
-    def resume(self, request: HttpRequest, queryset: QuerySet) -> None:
-        done = self._each(request, queryset.filter(enabled=False), services.resume, "Resumed.")
-        message = ngettext("%(count)d schedule resumed.", "%(count)d schedules resumed.", done)
-        self.message_user(request, message % {"count": done}, messages.SUCCESS)
-
-    def _each(
-        self,
-        request: HttpRequest,
-        queryset: QuerySet,
-        operation: Callable[[Schedule], Any],
-        log_message: str,
-    ) -> int:
-        """Apply ``operation`` to each schedule and log it; report the ones it refuses."""
-        done = 0
-        for schedule in queryset:
-            try:
-                operation(schedule)
-            except (CadenceError, ValidationError) as exc:
-                why = "; ".join(getattr(exc, "messages", None) or [str(exc)])
-                self.message_user(request, f"{schedule.name}: {why}", messages.ERROR)
-                continue
-            self.log_change(request, schedule, log_message)
-            done += 1
-        return done
 
 
 def _protected(schedules: list[Schedule]) -> list[str]:
