@@ -2,9 +2,10 @@
 occurrences), ``Worker`` (a running engine) and ``Lock`` (a named row for fleet-wide work).
 """
 
-from .attempt import Attempt, AttemptQuerySet, DeadLetter, Overview, Retry
+from .attempt import Attempt, AttemptQuerySet
 from .choices import TERMINAL_STATUSES, Kind, Misfire, Overlap, Status, Trigger
-from .schedule import Schedule, ScheduleOperation, ScheduleQuerySet, default_timezone
+from .proxies import DeadLetter, Overview, Retry, ScheduleOperation
+from .schedule import Schedule, ScheduleQuerySet, default_timezone
 from .worker import Lock, Worker, WorkerQuerySet
 
 __all__ = [

@@ -290,27 +290,3 @@ class Schedule(models.Model):
     def is_finished(self) -> bool:
         """True once the schedule can produce no more occurrences (a fired one-shot, bounds)."""
         return self.next_run_at is None
-
-
-# --- Proxies for the admin -----------------------------------------------------------------
-#
-# Dead letters and retries get their own admin pages, and every admin action its own
-# permission. The permissions live on proxies so that they are declared in ``Meta`` (created by
-# Django's ``post_migrate`` like any other, tracked by ``makemigrations``) without touching the
-# concrete models; ``user.has_perm("django_cadence.<codename>")`` does not care which model
-# of the app declares a codename.
-
-
-class ScheduleOperation(Schedule):
-    """Holds the permissions of the schedule actions; it has no admin page of its own."""
-
-    class Meta:
-        proxy = True
-        verbose_name = "schedule operation"
-        default_permissions = ()
-        permissions = (
-            ("run_schedule", "Can run a schedule now (through its overlap policy)"),
-            ("force_run_schedule", "Can run a schedule now, bypassing its overlap policy"),
-            ("pause_schedule", "Can pause a schedule"),
-            ("resume_schedule", "Can resume a schedule"),
-        )
