@@ -125,6 +125,43 @@ def job(
     ``schedule`` declares a schedule named after the job's path that runs it: a cron string
     or a dict of schedule fields; ``run_cadence`` and ``cadence_sync`` create and update it.
     """
+    options = _checked_options(
+        max_attempts=max_attempts,
+        retry_base=retry_base,
+        retry_cap=retry_cap,
+        max_runtime=max_runtime,
+        delivery=delivery,
+        isolation=isolation,
+        schedule=schedule,
+    )
+
+    def register(func: F) -> F:
+        path = _job_path(func)
+        if delivery == "atomic" and inspect.iscoroutinefunction(func):
+            raise ValueError(
+                f'@job(delivery="atomic") cannot wrap async def {path}: its database work '
+                "would run outside the engine's transaction."
+            )
+        job_options = JobOptions(path=path, **options)
+        _registry[path] = job_options
+        _functions[path] = func
+        func.cadence_job = job_options  # type: ignore[attr-defined]
+        return func
+
+    return register if func is None else register(func)
+
+
+def _checked_options(
+    *,
+    max_attempts: int | None,
+    retry_base: timedelta | float | None,
+    retry_cap: timedelta | float | None,
+    max_runtime: timedelta | float | None,
+    delivery: str,
+    isolation: str,
+    schedule: str | dict[str, Any] | None,
+) -> dict[str, Any]:
+    """``@job``'s options, normalised; ``ValueError`` naming the first one that is wrong."""
     if max_attempts is not None and (type(max_attempts) is not int or max_attempts < 1):
         raise ValueError(f"@job(max_attempts=...) must be an integer >= 1, not {max_attempts!r}.")
     base, cap = _duration("retry_base", retry_base), _duration("retry_cap", retry_cap)
@@ -144,21 +181,7 @@ def job(
             '@job(delivery="atomic") runs inside the engine\'s database transaction, which '
             'a child process cannot share; use isolation="thread".'
         )
-
-    def register(func: F) -> F:
-        path = _job_path(func)
-        if delivery == "atomic" and inspect.iscoroutinefunction(func):
-            raise ValueError(
-                f'@job(delivery="atomic") cannot wrap async def {path}: its database work '
-                "would run outside the engine's transaction."
-            )
-        job_options = JobOptions(path=path, **options)  # type: ignore[arg-type]  # checked above
-        _registry[path] = job_options
-        _functions[path] = func
-        func.cadence_job = job_options  # type: ignore[attr-defined]
-        return func
-
-    return register if func is None else register(func)
+    return options
 
 
 def registered_jobs() -> dict[str, JobOptions]:
