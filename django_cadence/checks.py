@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core import checks
 
 from .conf import validate_all
-from .executors.registry import invalid_patterns
+from .executors.paths import invalid_patterns
 
 
 @checks.register(checks.Tags.compatibility)

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from django_cadence.engine.loop import Engine
-from django_cadence.executors import registry as executors
+from django_cadence.executors import allow_list
 from django_cadence.models import Attempt, Schedule
 from django_cadence.testing import FakeClock
 
@@ -30,12 +30,12 @@ def myapp(tmp_path, settings):
     (package / "jobs.py").write_text(snippets()["job"])
     sys.path.insert(0, str(tmp_path))
     settings.CADENCE_EXECUTORS = [*settings.CADENCE_EXECUTORS, "myapp.jobs.*"]
-    executors.clear_cache()
+    allow_list.clear_cache()
     yield
     sys.path.remove(str(tmp_path))
     for name in [n for n in sys.modules if n == "myapp" or n.startswith("myapp.")]:
         del sys.modules[name]
-    executors.clear_cache()
+    allow_list.clear_cache()
 
 
 def test_the_readme_marks_a_job_and_a_schedule_snippet():

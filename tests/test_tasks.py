@@ -8,8 +8,8 @@ import pytest
 
 from django_cadence import tasks
 from django_cadence.exceptions import Permanent
+from django_cadence.executors.allow_list import is_allowed
 from django_cadence.executors.calling import AttemptContext, idempotency_key
-from django_cadence.executors.registry import is_allowed
 from django_cadence.models import Attempt, Schedule
 from django_cadence.ops import reconcile
 from django_cadence.ops.reconcile import InvalidDeclarations

@@ -17,8 +17,9 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from ..conf import cadence_settings
+from ..executors.allow_list import is_allowed
 from ..executors.payloads import REDACTED, redact
-from ..executors.registry import is_allowed, registered_jobs
+from ..executors.registry import registered_jobs
 from ..models import Schedule
 from ..models.schedule import default_timezone
 from ..schedule.describe import zone

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..conf import cadence_settings
-from ..executors import calling
+from ..executors import allow_list, calling
 from ..executors import registry as executors
 from ..models import Schedule
 
@@ -84,7 +84,7 @@ def resolved_options(
     job = jobs.get(schedule.executor) if jobs is not None else None
     if job is None:
         try:
-            job = executors.job_options(schedule.executor)
+            job = allow_list.job_options(schedule.executor)
         except Exception:  # noqa: BLE001 - a disallowed path fails at run time, with its message
             job = executors.JobOptions(path=schedule.executor)
         if jobs is not None:

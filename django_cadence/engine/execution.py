@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 
 from ..exceptions import Permanent
-from ..executors import calling
-from ..executors import registry as executors
+from ..executors import allow_list, calling
 from ..executors.payloads import outcome_or_none
 
 if TYPE_CHECKING:
@@ -45,7 +44,7 @@ def run_try(claim: Claim, now_for_commit: Callable[[], datetime]) -> TryResult:
     try:
         if claim.isolation == "process":
             return _run_in_process(claim)
-        func = executors.resolve(claim.executor)
+        func = allow_list.resolve(claim.executor)
         if claim.delivery == "atomic":
             return _run_atomic(claim, func, now_for_commit)
         value = calling.call(func, claim.payload, claim.context())
@@ -85,8 +84,8 @@ def _child_main(
     import django
 
     django.setup()
+    from ..executors.allow_list import resolve
     from ..executors.calling import AttemptContext, call
-    from ..executors.registry import resolve
 
     context = AttemptContext(**context_fields)
     try:
@@ -102,7 +101,7 @@ def _child_main(
 
 def _run_in_process(claim: Claim) -> TryResult:
     """Run in a fresh (spawned) process, killed if the try is cancelled or times out."""
-    executors.check_allowed(claim.executor)
+    allow_list.check_allowed(claim.executor)
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     context = claim.context()

@@ -1,21 +1,12 @@
-"""Executors: the allow-list, the ``@job`` registry and resolution of dotted paths.
+"""The ``@job`` registry: functions registered as executors, with their options.
 
-A schedule's executor is a dotted path that anyone with edit rights on a schedule can type,
-so the allow-list is checked on the *string* before anything is imported: importing a module
-runs its top-level code, and ``import_string("os.system")`` alone would already hand out a
-way to run arbitrary commands. Only a path that is registered with ``@job`` or matches a
-``CADENCE_EXECUTORS`` pattern is ever imported, and the check runs again on every
-``resolve()``, so a path removed from the settings stops running even if it was imported.
+A registered function is allowed by its registration alone (``allow_list.py``); its options
+override the schedule's defaults for every attempt that runs it (``claims.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import importlib
 import inspect
-import keyword
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -23,17 +14,12 @@ from typing import Any, TypeVar
 
 from django.utils.module_loading import autodiscover_modules
 
-from ..conf import cadence_settings
-from ..exceptions import ExecutorNotAllowed, ExecutorNotFound
-from . import calling
+from .paths import is_dotted_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DELIVERIES = ("at_least_once", "at_most_once", "atomic")
 ISOLATIONS = ("thread", "process")
-MAX_PATH_LENGTH = 255  # Schedule.executor's max_length
-
-_PATH_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 @dataclass(frozen=True)
@@ -53,7 +39,6 @@ class JobOptions:
 
 _registry: dict[str, JobOptions] = {}
 _functions: dict[str, Callable[..., Any]] = {}
-_imported: dict[str, Callable[..., Any]] = {}
 
 
 def _duration(name: str, value: Any) -> timedelta | None:
@@ -85,7 +70,7 @@ def _job_path(func: Any) -> str:
             "or a method cannot be imported again by its dotted path."
         )
     path = f"{module}.{qualname}"
-    if not _is_dotted_path(path):
+    if not is_dotted_path(path):
         raise TypeError(f"@job cannot register {path!r}: it cannot be imported by that path.")
     return path
 
@@ -189,130 +174,16 @@ def registered_jobs() -> dict[str, JobOptions]:
     return dict(_registry)
 
 
-def job_options(path: str) -> JobOptions:
-    """The registered options of an allowed path, or the defaults for a pattern-allowed one.
-
-    An unregistered path's module is imported first, so its ``@job`` has run even in a fresh
-    worker that recovers an ``at_most_once`` attempt before anything else imported it.
-    """
-    check_allowed(path)
-    if path not in _registry:
-        with contextlib.suppress(ExecutorNotFound):
-            resolve(path)
-    return _registry.get(path) or JobOptions(path=path)
-
-
 def autodiscover() -> None:
     """Import every installed app's ``jobs`` module, so its ``@job`` functions register."""
     autodiscover_modules("jobs")
 
 
-# The allow-list: pure string matching, nothing is imported here.
+def registered_options(path: str) -> JobOptions | None:
+    """The options registered under ``path`` with ``@job``, if any."""
+    return _registry.get(path)
 
 
-# Both checks run for every try (claim, run, recovery), so their answers are cached: they
-# depend only on the path and on the patterns, and the patterns are part of the key.
-
-
-def _is_dotted_path(path: object) -> bool:
-    return isinstance(path, str) and _is_dotted_str(path)
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_dotted_str(path: str) -> bool:
-    if len(path) > MAX_PATH_LENGTH or not _PATH_RE.fullmatch(path):
-        return False
-    return not any(part.startswith("__") or keyword.iskeyword(part) for part in path.split("."))
-
-
-def _matches_prefix(path: str) -> bool:
-    """``prefix.*`` matches every path strictly below ``prefix``, never ``prefix`` itself."""
-    return _matches_prefix_of(path, cadence_settings.EXECUTORS)
-
-
-@functools.lru_cache(maxsize=4096)
-def _matches_prefix_of(path: str, patterns: tuple[str, ...]) -> bool:
-    return any(
-        pattern.endswith(".*")
-        and _is_dotted_path(f"{pattern[:-2]}.x")
-        and path.startswith(pattern[:-1])
-        for pattern in patterns
-    )
-
-
-def invalid_patterns() -> list[str]:
-    """The CADENCE_EXECUTORS entries that can never match (for a system check)."""
-    return [
-        p
-        for p in cadence_settings.EXECUTORS
-        if not _is_dotted_path(f"{p[:-2]}.x" if p.endswith(".*") else p)
-    ]
-
-
-def is_allowed(path: object) -> bool:
-    """Whether ``path`` may run: a plain dotted path, registered or matching a pattern."""
-    return _is_dotted_path(path) and (
-        path in _registry or path in cadence_settings.EXECUTORS or _matches_prefix(path)  # type: ignore[arg-type]
-    )
-
-
-def check_allowed(path: object) -> None:
-    """Raise ``ExecutorNotAllowed`` unless ``path`` may run; never imports anything."""
-    shown = repr(path)[:120]
-    if not _is_dotted_path(path):
-        raise ExecutorNotAllowed(
-            f"Executor {shown} is not allowed: it must be a dotted path of Python identifiers "
-            "such as 'myapp.jobs.send', registered with @job or listed in CADENCE_EXECUTORS."
-        )
-    if not is_allowed(path):
-        raise ExecutorNotAllowed(
-            f"Executor {shown} is not allowed: it is not registered with @job and matches no "
-            "pattern in CADENCE_EXECUTORS."
-        )
-
-
-def resolve(path: str) -> Callable[..., Any]:
-    """The callable behind an allowed path; the allow-list is checked on every call."""
-    check_allowed(path)
-    if path in _functions:
-        return _functions[path]
-    func = _imported.get(path)
-    if func is None:
-        func = _import(path)
-        _imported[path] = func
-    module = getattr(func, "__module__", None)
-    if path not in cadence_settings.EXECUTORS and not (
-        isinstance(module, str) and _matches_prefix(f"{module}.x")
-    ):
-        # ``from subprocess import run`` in myapp/jobs.py must not make myapp.jobs.run
-        # runnable through "myapp.jobs.*"; an exact pattern or @job may still name it.
-        raise ExecutorNotAllowed(
-            f"Executor {path!r} is not allowed: it is defined in {module!r}, outside the "
-            "CADENCE_EXECUTORS pattern it matches. List its exact path or register it with @job."
-        )
-    return func
-
-
-def _import(path: str) -> Callable[..., Any]:
-    module_path, name = path.rsplit(".", 1)
-    try:
-        module = importlib.import_module(module_path)
-    except ImportError as exc:
-        raise ExecutorNotFound(
-            f"Executor {path!r}: cannot import {module_path!r} ({exc})."
-        ) from exc
-    try:
-        func = getattr(module, name)
-    except AttributeError:
-        raise ExecutorNotFound(f"Executor {path!r}: {module_path!r} has no {name!r}.") from None
-    if inspect.isclass(func) or not callable(func):
-        raise ExecutorNotFound(
-            f"Executor {path!r} names a {type(func).__name__}, not a function or callable object."
-        )
-    return func
-
-
-def clear_cache() -> None:
-    """Forget imported executors (registrations stay)."""
-    _imported.clear()
-    calling.clear_cache()
+def registered_function(path: str) -> Callable[..., Any] | None:
+    """The function registered under ``path`` with ``@job``, if any."""
+    return _functions.get(path)

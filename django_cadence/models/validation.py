@@ -16,8 +16,7 @@ from django.utils.dateparse import parse_duration
 
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
-from ..executors import calling, payloads
-from ..executors import registry as executors
+from ..executors import allow_list, calling, payloads
 from ..schedule import specs
 
 if TYPE_CHECKING:
@@ -242,8 +241,8 @@ def _check_executor_and_payload(schedule: Schedule, add: AddError) -> None:
     if _is_empty(schedule.executor):
         return  # the field's own blank validation reports it
     try:
-        executors.check_allowed(schedule.executor)
-        func = executors.resolve(schedule.executor)
+        allow_list.check_allowed(schedule.executor)
+        func = allow_list.resolve(schedule.executor)
     except CadenceError as exc:
         add("executor", str(exc))
         return

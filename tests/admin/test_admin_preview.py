@@ -162,10 +162,10 @@ def test_admin_preview_reports_errors_per_field(admin_client, params, field, mes
 
 
 def test_admin_preview_never_imports_or_runs_the_executor(admin_client, make_schedule, monkeypatch):
-    from django_cadence.executors import registry as executors
+    from django_cadence.executors import allow_list
 
     schedule = make_schedule(executor="tests.jobs.record_call", payload={"label": "x"})
-    monkeypatch.setattr(executors, "resolve", lambda path: pytest.fail("resolved " + path))
+    monkeypatch.setattr(allow_list, "resolve", lambda path: pytest.fail("resolved " + path))
     data = preview(admin_client, kind="cron", cron="@hourly", object_id=schedule.pk)
     assert data["errors"] == {}
     assert not Schedule.objects.exclude(pk=schedule.pk).exists()

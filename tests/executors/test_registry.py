@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from django_cadence.exceptions import ExecutorNotAllowed, ExecutorNotFound, InvalidPayload
-from django_cadence.executors import calling
+from django_cadence.executors import allow_list, calling, paths
 from django_cadence.executors import registry as executors
 from django_cadence.executors.calling import AttemptContext
 from django_cadence.executors.registry import JobOptions, job
@@ -71,9 +71,9 @@ def make_context(**overrides) -> AttemptContext:
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    executors.clear_cache()
+    allow_list.clear_cache()
     yield
-    executors.clear_cache()
+    allow_list.clear_cache()
 
 
 @pytest.fixture
@@ -160,7 +160,7 @@ def side_effect_module(tmp_path, monkeypatch):
 )
 def test_is_allowed_pattern_matching(patterns, path, allowed):
     with override_settings(CADENCE_EXECUTORS=patterns):
-        assert executors.is_allowed(path) is allowed
+        assert allow_list.is_allowed(path) is allowed
 
 
 @pytest.mark.parametrize(
@@ -219,20 +219,20 @@ def test_is_allowed_pattern_matching(patterns, path, allowed):
 def test_check_allowed_rejects_without_importing(path, side_effect_module):
     with override_settings(CADENCE_EXECUTORS=["tests.jobs.*"]):
         before = set(sys.modules)  # after override_settings' own lazy imports
-        assert executors.is_allowed(path) is False
+        assert allow_list.is_allowed(path) is False
         with pytest.raises(ExecutorNotAllowed, match="is not allowed"):
-            executors.check_allowed(path)
+            allow_list.check_allowed(path)
         with pytest.raises(ExecutorNotAllowed):
-            executors.resolve(path)
+            allow_list.resolve(path)
         with pytest.raises(ExecutorNotAllowed):
-            executors.job_options(path)
+            allow_list.job_options(path)
         assert set(sys.modules) - before == set()
     assert not side_effect_module.exists()
 
 
 def test_check_allowed_message_names_path_and_setting():
     with override_settings(CADENCE_EXECUTORS=[]), pytest.raises(ExecutorNotAllowed) as info:
-        executors.check_allowed("os.system")
+        allow_list.check_allowed("os.system")
     assert "'os.system'" in str(info.value)
     assert "CADENCE_EXECUTORS" in str(info.value)
     assert isinstance(info.value, ValueError)
@@ -240,14 +240,14 @@ def test_check_allowed_message_names_path_and_setting():
 
 def test_resolve_imports_only_once_allowed(side_effect_module):
     with override_settings(CADENCE_EXECUTORS=["cadence_probe.*"]):
-        assert executors.resolve("cadence_probe.run")() == "ran"
+        assert allow_list.resolve("cadence_probe.run")() == "ran"
     assert side_effect_module.exists()
 
 
 @given(st.text(max_size=60))
 def test_is_allowed_never_raises_and_only_allows_dotted_paths(path):
     with override_settings(CADENCE_EXECUTORS=["tests.jobs.*"]):
-        if executors.is_allowed(path):
+        if allow_list.is_allowed(path):
             assert path.startswith("tests.jobs.") or path in executors.registered_jobs()
             assert path.isascii()
             assert path.replace(".", "_").isidentifier()
@@ -267,7 +267,7 @@ def test_is_allowed_never_raises_and_only_allows_dotted_paths(path):
 )
 def test_invalid_patterns_lists_patterns_that_never_match(patterns, invalid):
     with override_settings(CADENCE_EXECUTORS=patterns):
-        assert executors.invalid_patterns() == invalid
+        assert paths.invalid_patterns() == invalid
 
 
 # The @job registry.
@@ -276,9 +276,9 @@ def test_invalid_patterns_lists_patterns_that_never_match(patterns, invalid):
 def test_job_registration_alone_allows_path():
     path = f"{HERE}.registered_only"
     with override_settings(CADENCE_EXECUTORS=[]):
-        assert executors.is_allowed(path)
-        assert executors.resolve(path) is registered_only
-        assert executors.job_options(path) == JobOptions(path=path)
+        assert allow_list.is_allowed(path)
+        assert allow_list.resolve(path) is registered_only
+        assert allow_list.job_options(path) == JobOptions(path=path)
     assert registered_only() == "registered"
     assert registered_only.cadence_job == JobOptions(path=path)
 
@@ -296,11 +296,11 @@ def test_job_options_are_normalised_and_attached():
     )
     assert registered_with_options.cadence_job == expected
     assert executors.registered_jobs()[path] == expected
-    assert executors.job_options(path) == expected
+    assert allow_list.job_options(path) == expected
 
 
 def test_job_options_defaults_for_pattern_allowed_path():
-    assert executors.job_options("tests.jobs.noop") == JobOptions(path="tests.jobs.noop")
+    assert allow_list.job_options("tests.jobs.noop") == JobOptions(path="tests.jobs.noop")
 
 
 def test_registered_jobs_returns_copy():
@@ -398,13 +398,13 @@ def test_resolve_caches_import_but_rechecks_allow_list(monkeypatch):
     monkeypatch.setattr(
         importlib, "import_module", lambda name: imports.append(name) or real_import(name)
     )
-    assert executors.resolve("tests.jobs.add") is jobs.add
-    assert executors.resolve("tests.jobs.add") is jobs.add
+    assert allow_list.resolve("tests.jobs.add") is jobs.add
+    assert allow_list.resolve("tests.jobs.add") is jobs.add
     assert imports == ["tests.jobs"]
     with override_settings(CADENCE_EXECUTORS=[]), pytest.raises(ExecutorNotAllowed):
-        executors.resolve("tests.jobs.add")
-    executors.clear_cache()
-    assert executors.resolve("tests.jobs.add") is jobs.add
+        allow_list.resolve("tests.jobs.add")
+    allow_list.clear_cache()
+    assert allow_list.resolve("tests.jobs.add") is jobs.add
     assert imports == ["tests.jobs", "tests.jobs"]
 
 
@@ -421,25 +421,25 @@ def test_resolve_caches_import_but_rechecks_allow_list(monkeypatch):
 )
 def test_resolve_not_found(path, match):
     with pytest.raises(ExecutorNotFound, match=match) as info:
-        executors.resolve(path)
+        allow_list.resolve(path)
     assert isinstance(info.value, LookupError)
 
 
 def test_resolve_rejects_name_imported_from_outside_prefix(side_effect_module):
     with override_settings(CADENCE_EXECUTORS=["cadence_probe_jobs.*"]):
-        assert executors.resolve("cadence_probe_jobs.local")() == "local"
+        assert allow_list.resolve("cadence_probe_jobs.local")() == "local"
         with pytest.raises(ExecutorNotAllowed, match=r"defined in '(posix|nt)path'"):
-            executors.resolve("cadence_probe_jobs.join")
+            allow_list.resolve("cadence_probe_jobs.join")
     with override_settings(CADENCE_EXECUTORS=["cadence_probe_jobs.join"]):
-        assert executors.resolve("cadence_probe_jobs.join")("a", "b").endswith("b")
+        assert allow_list.resolve("cadence_probe_jobs.join")("a", "b").endswith("b")
 
 
 def test_job_options_imports_module_to_find_registration(side_effect_module):
     path = "cadence_probe_jobs.careful"
     with override_settings(CADENCE_EXECUTORS=["cadence_probe_jobs.*"]):
         assert "cadence_probe_jobs" not in sys.modules
-        assert executors.job_options(path) == JobOptions(path=path, delivery="at_most_once")
-        assert executors.job_options("cadence_probe_jobs.missing") == JobOptions(
+        assert allow_list.job_options(path) == JobOptions(path=path, delivery="at_most_once")
+        assert allow_list.job_options("cadence_probe_jobs.missing") == JobOptions(
             path="cadence_probe_jobs.missing"
         )
     assert path in executors.registered_jobs()
@@ -447,7 +447,7 @@ def test_job_options_imports_module_to_find_registration(side_effect_module):
 
 def test_resolve_accepts_callable_object():
     with override_settings(CADENCE_EXECUTORS=[f"{HERE}.*"]):
-        assert executors.resolve(f"{HERE}.callable_object") is callable_object
+        assert allow_list.resolve(f"{HERE}.callable_object") is callable_object
 
 
 # The call convention.

@@ -25,7 +25,7 @@ from django.urls import reverse
 
 import django_cadence
 from django_cadence.engine.loop import Engine
-from django_cadence.executors import registry as executors
+from django_cadence.executors import allow_list
 from django_cadence.executors.payloads import REDACTED
 from django_cadence.models import Attempt, Schedule, Worker
 
@@ -82,16 +82,16 @@ def guards(monkeypatch):
     monkeypatch.setattr(subprocess, "Popen", spy("subprocess.Popen"))
     monkeypatch.setattr(builtins, "eval", spy("builtins.eval"))
     imported: list[str] = []
-    real_import = executors.importlib.import_module
+    real_import = allow_list.importlib.import_module
 
     def import_module(name, package=None):
         imported.append(name)
         return real_import(name, package)
 
-    monkeypatch.setattr(executors.importlib, "import_module", import_module)
-    executors.clear_cache()
+    monkeypatch.setattr(allow_list.importlib, "import_module", import_module)
+    allow_list.clear_cache()
     yield calls, imported
-    executors.clear_cache()
+    allow_list.clear_cache()
 
 
 def _allowed_module(path: str) -> bool:
@@ -148,7 +148,7 @@ def test_the_admin_form_offers_only_allowed_executors_and_refuses_others(guards)
     assert "executor" in form.errors
     choices = [value for _, group in form.fields["executor"].choices[1:] for value, _ in group]
     assert choices
-    assert all(executors.is_allowed(value) for value in choices)
+    assert all(allow_list.is_allowed(value) for value in choices)
     assert "os.system" not in choices
     assert not Schedule.objects.exists()
 

@@ -1,0 +1,113 @@
+"""The allow-list: which executor paths may run, and the callables behind them.
+
+A schedule's executor is a dotted path that anyone with edit rights on a schedule can type,
+so the allow-list is checked on the *string* before anything is imported: importing a module
+runs its top-level code, and ``import_string("os.system")`` alone would already hand out a
+way to run arbitrary commands. Only a path that is registered with ``@job`` or matches a
+``CADENCE_EXECUTORS`` pattern is ever imported, and the check runs again on every
+``resolve()``, so a path removed from the settings stops running even if it was imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ..conf import cadence_settings
+from ..exceptions import ExecutorNotAllowed, ExecutorNotFound
+from . import calling, registry
+from .paths import is_dotted_path, matches_prefix
+
+_imported: dict[str, Callable[..., Any]] = {}
+
+
+def is_allowed(path: object) -> bool:
+    """Whether ``path`` may run: a plain dotted path, registered or matching a pattern."""
+    if not isinstance(path, str) or not is_dotted_path(path):
+        return False
+    return (
+        registry.registered_function(path) is not None
+        or path in cadence_settings.EXECUTORS
+        or matches_prefix(path)
+    )
+
+
+def check_allowed(path: object) -> None:
+    """Raise ``ExecutorNotAllowed`` unless ``path`` may run; never imports anything."""
+    shown = repr(path)[:120]
+    if not is_dotted_path(path):
+        raise ExecutorNotAllowed(
+            f"Executor {shown} is not allowed: it must be a dotted path of Python identifiers "
+            "such as 'myapp.jobs.send', registered with @job or listed in CADENCE_EXECUTORS."
+        )
+    if not is_allowed(path):
+        raise ExecutorNotAllowed(
+            f"Executor {shown} is not allowed: it is not registered with @job and matches no "
+            "pattern in CADENCE_EXECUTORS."
+        )
+
+
+def resolve(path: str) -> Callable[..., Any]:
+    """The callable behind an allowed path; the allow-list is checked on every call."""
+    check_allowed(path)
+    registered = registry.registered_function(path)
+    if registered is not None:
+        return registered
+    func = _imported.get(path)
+    if func is None:
+        func = _import(path)
+        _imported[path] = func
+    module = getattr(func, "__module__", None)
+    if path not in cadence_settings.EXECUTORS and not (
+        isinstance(module, str) and matches_prefix(f"{module}.x")
+    ):
+        # ``from subprocess import run`` in myapp/jobs.py must not make myapp.jobs.run
+        # runnable through "myapp.jobs.*"; an exact pattern or @job may still name it.
+        raise ExecutorNotAllowed(
+            f"Executor {path!r} is not allowed: it is defined in {module!r}, outside the "
+            "CADENCE_EXECUTORS pattern it matches. List its exact path or register it with @job."
+        )
+    return func
+
+
+def _import(path: str) -> Callable[..., Any]:
+    module_path, name = path.rsplit(".", 1)
+    try:
+        module = importlib.import_module(module_path)
+    except ImportError as exc:
+        raise ExecutorNotFound(
+            f"Executor {path!r}: cannot import {module_path!r} ({exc})."
+        ) from exc
+    try:
+        func = getattr(module, name)
+    except AttributeError:
+        raise ExecutorNotFound(f"Executor {path!r}: {module_path!r} has no {name!r}.") from None
+    if inspect.isclass(func) or not callable(func):
+        raise ExecutorNotFound(
+            f"Executor {path!r} names a {type(func).__name__}, not a function or callable object."
+        )
+    return func
+
+
+def job_options(path: str) -> registry.JobOptions:
+    """The registered options of an allowed path, or the defaults for a pattern-allowed one.
+
+    An unregistered path's module is imported first, so its ``@job`` has run even in a fresh
+    worker that recovers an ``at_most_once`` attempt before anything else imported it.
+    """
+    check_allowed(path)
+    options = registry.registered_options(path)
+    if options is None:
+        with contextlib.suppress(ExecutorNotFound):
+            resolve(path)
+        options = registry.registered_options(path)
+    return options or registry.JobOptions(path=path)
+
+
+def clear_cache() -> None:
+    """Forget imported executors (registrations stay)."""
+    _imported.clear()
+    calling.clear_cache()
