@@ -159,4 +159,4 @@ def test_every_page_fits_with_the_sidebar_open(page, bad_night, width, tmp_path,
         if extra := overflow(page):
             wide[url] = extra
             page.screenshot(path=tmp_path / f"{width}-{len(wide)}.png")
-    assert wide == {}
+    assert wide == {}, wide
