@@ -2,7 +2,7 @@
 
 - ``django_cadence.E001``: ``USE_TZ`` is False.
 - ``django_cadence.E002``: a ``CADENCE_*`` setting is malformed.
-- ``django_cadence.E003``: ``dalf``, which the admin's list filters use, is not installed.
+- ``django_cadence.E003``: the admin is installed without ``dalf``, which its list filters use.
 - ``django_cadence.W001``: a SQLite database without IMMEDIATE transactions.
 - ``django_cadence.W002``: a ``CADENCE_EXECUTORS`` pattern that can never match.
 """
@@ -34,7 +34,8 @@ def check_use_tz(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMes
 
 @checks.register(checks.Tags.compatibility)
 def check_dalf_installed(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if apps.is_installed("dalf"):
+    """Only where the admin is installed: a worker's settings may leave both out."""
+    if apps.is_installed("dalf") or not apps.is_installed("django.contrib.admin"):
         return []
     return [
         checks.Error(

@@ -27,13 +27,26 @@ def test_checks_use_tz_true_passes():
 
 
 def test_checks_dalf_missing_is_an_error_that_names_it():
-    apps_without_dalf = ["django.contrib.contenttypes", "django.contrib.auth", "django_cadence"]
+    apps_without_dalf = [
+        "django.contrib.admin",
+        "django.contrib.contenttypes",
+        "django.contrib.auth",
+        "django.contrib.messages",
+        "django.contrib.sessions",
+        "django_cadence",
+    ]
     with override_settings(INSTALLED_APPS=apps_without_dalf):
         messages = check_dalf_installed()
     assert ids(messages) == ["django_cadence.E003"]
     assert messages[0].level == checks.ERROR
     assert '"dalf"' in messages[0].msg
     assert 'Add "dalf" to INSTALLED_APPS' in messages[0].hint
+
+
+def test_checks_dalf_is_not_needed_without_the_admin():
+    worker_apps = ["django.contrib.contenttypes", "django_cadence"]
+    with override_settings(INSTALLED_APPS=worker_apps):
+        assert check_dalf_installed() == []
 
 
 def test_checks_dalf_installed_passes():
