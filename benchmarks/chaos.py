@@ -483,7 +483,12 @@ def run_chaos(
         # worker sent before it died may still land (its try then shows no "lost" entry).
         "tries_hit_by_kills": sum(len(k["running"]) for k in kills),
         "kill_log": [
-            {"worker": k["worker"], "t_s": round(k["t_s"], 1), "running": len(k["running"])}
+            {
+                "worker": k["worker"],
+                "at": k["at"].isoformat(),
+                "t_s": round(k["t_s"], 1),
+                "running": len(k["running"]),
+            }
             for k in kills
         ],
         "unexpected_exits": unexpected_exits,

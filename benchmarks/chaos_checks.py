@@ -171,8 +171,9 @@ def recoveries(
 ) -> dict[str, Any]:
     """Orphan recovery: for each try lost with a killed worker, its recovery instant (the
     ``lost`` entry's ``finished_at``, written by the worker that recovered it) minus the
-    kill. Lost tries of workers that were not killed (a lease that ran out while the
-    database was down) are counted apart."""
+    kill. Tries lost while their worker lived are counted apart: workers that were not
+    killed, and tries lost before their worker's kill (the database restart cut every
+    worker's session, or a lease ran out while the database was down)."""
     killed_at = {kill["worker"]: kill["at"] for kill in kills}
     delays: list[float] = []
     by_kill = other = 0
@@ -183,7 +184,7 @@ def recoveries(
                 continue
             lost_attempts[attempt.pk] += 1
             at = killed_at.get(entry.get("worker"))
-            if at is None:
+            if at is None or entry["end"] < at:
                 other += 1
                 continue
             by_kill += 1
