@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from django_cadence.admin import attempts as attempts_admin
 from django_cadence.admin.attempts import AtLeast, CappedCountPaginator
 from django_cadence.models import Attempt
 
@@ -335,3 +336,36 @@ def test_a_searched_list_takes_its_dates_from_all_attempts_not_a_scan(admin_clie
     spans = [q["sql"] for q in queries.captured_queries if "MIN(" in q["sql"].upper()]
     assert spans
     assert all("LIKE" not in sql.upper() for sql in spans)
+
+
+@pytest.mark.parametrize("cap", [10_000, 1], ids=["few-matches", "many-matches"])
+def test_attempts_search_joins_no_schedule_and_keeps_every_term(
+    admin_client, make_schedule, monkeypatch, cap
+):
+    """Names are matched through a subquery (no join MariaDB would plan from the schedules'
+    side); every term must match; a quoted phrase is one term; past the cap of collected
+    matches the list is the filtered query itself."""
+    monkeypatch.setattr(attempts_admin, "COUNT_CAP", cap)
+    nightly = make_schedule(name="nightly-import")
+    now = timezone.now()
+    both = Attempt.objects.create(
+        schedule=nightly, occurrence_at=now, status="dead_letter", error="disk full", worker="w-7"
+    )
+    Attempt.objects.create(
+        schedule=nightly, occurrence_at=now - timedelta(hours=1), status="dead_letter", error="x"
+    )
+    Attempt.objects.create(
+        schedule=make_schedule(name="other"),
+        occurrence_at=now,
+        status="dead_letter",
+        error="disk full",
+    )
+    url = reverse("admin:django_cadence_attempt_changelist")
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.get(url, {"q": 'nightly "disk full"'})
+    assert [row.pk for row in response.context["cl"].result_list] == [both.pk]
+    searched = [q["sql"] for q in queries.captured_queries if "LIKE" in q["sql"].upper()]
+    assert searched
+    assert all("JOIN" not in sql.upper() for sql in searched)
+    dead = admin_client.get(reverse("admin:django_cadence_deadletter_changelist"), {"q": "w-7"})
+    assert [row.pk for row in dead.context["cl"].result_list] == [both.pk]
