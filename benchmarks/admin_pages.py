@@ -65,6 +65,7 @@ def pages(schedule_pk: int, attempt_pk: int, day: datetime) -> list[Page]:
             f"{attempts}?{urlencode({**month, 'occurrence_at__day': day.day})}",
         ),
         Page("attempts: search", f"{attempts}?q=report"),
+        Page("attempts: search finding nothing", f"{attempts}?q=no-such-text"),
         Page("attempt detail (dead letter)", f"{attempts}{attempt_pk}/change/"),
         Page("dead letters", f"{ADMIN}/deadletter/"),
         Page("retries", f"{ADMIN}/retry/"),
