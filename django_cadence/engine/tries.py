@@ -62,7 +62,9 @@ class HeldTries:
         self.inline = inline  # run each try on the engine's thread as it is started
         self.wake = wake  # set when a try finishes
         self.on_lost = on_lost  # a try found its lease taken over
-        self.held: dict[int, Held] = {}
+        # By claim token, not attempt: a try whose attempt was recovered from under it (its
+        # session cut) may still be running here when this worker claims the attempt again.
+        self.held: dict[str, Held] = {}
         self.queued: deque[Held] = deque()  # claimed ahead, waiting for a thread
         self.busy = 0  # threads running a try (or about to take a queued one)
         self.runtime_avg: float | None = None  # moving average of the tries' run time
@@ -124,7 +126,7 @@ class HeldTries:
     def start(self, claim: Claim) -> None:
         """Run the try on a free thread, or queue it for the next one to come free."""
         held = Held(claim)
-        self.held[claim.attempt_id] = held
+        self.held[claim.token] = held
         if self.inline:
             self._finished(claim, run_try(claim, self.clock.now))
             return
@@ -198,7 +200,7 @@ class HeldTries:
             return
         self.runtime_avg = None  # claim ahead again once tries are seen to be short
         for held in stale:
-            self.held.pop(held.claim.attempt_id, None)
+            self.held.pop(held.claim.token, None)
         leases.release([h.claim for h in stale], self.clock.now())
 
     def release_all(self) -> None:
@@ -222,16 +224,16 @@ class HeldTries:
         now = self.clock.now()  # one reading for the whole batch
         successes = []
         for claim, result in batch:
-            if claim.attempt_id not in self.held:
+            if claim.token not in self.held:
                 continue  # timed out meanwhile (recorded as failed), or recorded already
             if result.kind == "ok" and not result.committed and not claim.cancel_event.is_set():
                 successes.append((claim, result.value))
             else:
                 self._record(claim, result, now)
-                self.held.pop(claim.attempt_id, None)
+                self.held.pop(claim.token, None)
         outcomes.record_successes(successes, now)
         for claim, _ in successes:
-            self.held.pop(claim.attempt_id, None)
+            self.held.pop(claim.token, None)
         with self._done_lock:
             del self._done[: len(batch)]
 
@@ -254,20 +256,21 @@ class HeldTries:
 
     def enforce_timeouts(self, now: datetime) -> None:
         """Fail the tries past their deadline; their threads are told to stop."""
-        for attempt_id, held in list(self.held.items()):
+        for token, held in list(self.held.items()):
             claim = held.claim
             if now < claim.deadline or held.queued_at is not None:
                 continue  # a queued try has not started; it is handed back before long
             claim.cancel_event.set()
-            self.held.pop(attempt_id)
+            self.held.pop(token)
             outcomes.record_failure(
                 claim, f"timed out after {claim.max_runtime.total_seconds():g} s", now
             )
 
     def cancel_revoked(self, attempt_ids: Iterable[int]) -> None:
         """Tell the tries whose attempts were cancelled (or replaced) to stop."""
-        for attempt_id in attempt_ids:
-            held = self.held.get(attempt_id)
-            if held and not held.claim.cancel_event.is_set():
-                logger.info("attempt cancelling id=%s", attempt_id)
-                held.claim.cancel_event.set()
+        revoked = set(attempt_ids)
+        for held in self.held.values():
+            claim = held.claim
+            if claim.attempt_id in revoked and not claim.cancel_event.is_set():
+                logger.info("attempt cancelling id=%s", claim.attempt_id)
+                claim.cancel_event.set()

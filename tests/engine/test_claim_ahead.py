@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from django_cadence.engine import recovery
 from django_cadence.engine import tries as engine_module
 from django_cadence.models import Attempt
 from tests import jobs
@@ -203,3 +204,29 @@ def test_a_queued_try_is_not_timed_out_before_it_starts(schedule_at, clock, thre
     assert queued.done.wait(5)
     engine.tick()
     assert Attempt.objects.get(pk=queued.claim.attempt_id).status == "succeeded"
+
+
+def test_a_try_recovered_from_under_its_worker_does_not_hide_the_attempts_next_try(
+    schedule_at, clock, threaded_engine, gate
+):
+    """A worker whose session was cut may claim again, at once, the attempt another worker
+    recovered from under it, while its first try still runs. The first try's refused write
+    must not make the worker forget the second (held tries are keyed by claim token)."""
+    engine = threaded_engine(concurrency=2)
+    (schedule,) = gated_schedules(engine, schedule_at, 1)
+    clock.advance(MINUTE)
+    engine.tick()
+    wait_until(lambda: jobs.CALLS == ["g0"])
+    attempt = Attempt.objects.get()
+    # Recovered by another worker, then claimed again here: the second try runs another job.
+    assert recovery.recover(clock.now(), lost_workers={engine.worker_id}) == 1
+    schedule.__class__.objects.filter(pk=schedule.pk).update(
+        executor="tests.jobs.sleep_for", payload={"seconds": 0.3}
+    )
+    engine.tick()
+    assert engine.in_flight == 2
+    gate.set()  # the first try ends first; its success is refused (lost)
+    wait_for_threads(engine)
+    engine.tick()
+    attempt.refresh_from_db()
+    assert (attempt.status, attempt.tries, engine.in_flight) == ("succeeded", 2, 0)
