@@ -7,8 +7,8 @@ database file and is released by the OS when the process dies, even on ``kill -9
 
 from __future__ import annotations
 
-import fcntl
 import os
+import sys
 from pathlib import Path
 
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -42,17 +42,16 @@ class SingleEngineLock:
             return
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            _lock_without_waiting(fd)
+        except OSError:
+            holder = _read_holder(fd)
             os.close(fd)
             raise EngineAlreadyRunning(
                 f"Another run_cadence engine ({holder}) already runs on the SQLite database "
                 f"{self.database}. SQLite supports one engine per database file; "
                 "stop the other one, or use PostgreSQL or MariaDB to run several."
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+        _write_holder(fd, f"pid {os.getpid()}")
         self._fd = fd
 
     @property
@@ -66,6 +65,38 @@ class SingleEngineLock:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _lock_without_waiting(fd: int) -> None:
+    """Take an exclusive lock on the whole file or raise ``OSError`` at once.
+
+    The platform's module is imported here, not at the top, so that importing the store (and
+    so ``store.of()`` on any database) works on every platform.
+    """
+    if sys.platform == "win32":
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _read_holder(fd: int) -> str:
+    """What the engine holding the lock wrote into the file (its pid), for the error."""
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        holder = os.read(fd, 200).decode(errors="replace").strip()
+    except OSError:  # Windows refuses to read a range another process has locked
+        holder = ""
+    return holder or "another process"
+
+
+def _write_holder(fd: int, text: str) -> None:
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, text.encode())
 
 
 class SQLiteStore(Store):
