@@ -3,7 +3,8 @@
 The executor is a choice, never free text: the registered jobs, the exact entries of
 ``CADENCE_EXECUTORS``, and the schedule's current executor while it is still allowed. The
 model's own validation (``clean_schedule``) runs on save and puts each problem on its field.
-Stored payloads are shown redacted; saving the form without retyping a secret keeps it.
+Stored payloads and metadata are shown redacted; saving the form without retyping a secret
+keeps it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..executors.registry import registered_jobs
 from ..models import Schedule
 from ..models.schedule import default_timezone
 from ..schedule.describe import zone
+from .display import visible
 
 EDITABLE_FIELDS = (
     "name",
@@ -48,6 +50,10 @@ EDITABLE_FIELDS = (
     "retry_cap",
     "max_runtime",
 )
+
+
+# JSON fields shown redacted; a secret left as ``********`` keeps its stored value on save.
+SECRET_FIELDS = ("payload", "metadata")
 
 
 def executor_choices(current: str = "") -> list[tuple[str, Any]]:
@@ -107,6 +113,12 @@ class PayloadField(forms.JSONField):
                 self.error_messages["invalid"], code="invalid", params={"value": value}
             ) from None
 
+    def prepare_value(self, value: Any) -> Any:
+        """The JSON text, a lone surrogate written as its ``\\u`` escape (same value, and a
+        page that can be encoded)."""
+        text = super().prepare_value(value)
+        return text if isinstance(text, forms.fields.InvalidJSONInput) else visible(text)
+
     def bound_data(self, data: Any, initial: Any) -> Any:
         try:
             return super().bound_data(data, initial)
@@ -156,8 +168,9 @@ class ScheduleForm(forms.ModelForm):
                     "The stored executor <code>{}</code> is not allowed any more; choose another.",
                     stored,
                 )
-        if self.instance.pk and "payload" in self.fields:
-            self.initial["payload"] = redact(self.instance.payload)
+        for name in SECRET_FIELDS:
+            if self.instance.pk and name in self.fields:
+                self.initial[name] = redact(getattr(self.instance, name))
         tz = zone(self.instance.timezone or default_timezone())
         for name in ZONED_FIELDS:
             if name not in self.fields:
@@ -173,7 +186,13 @@ class ScheduleForm(forms.ModelForm):
         return cleaned
 
     def clean_payload(self) -> Any:
-        payload = self.cleaned_data.get("payload")
+        return self._restored("payload")
+
+    def clean_metadata(self) -> Any:
+        return self._restored("metadata")
+
+    def _restored(self, name: str) -> Any:
+        value = self.cleaned_data.get(name)
         if self.instance.pk:
-            return restore_secrets(payload, self.instance.payload)
-        return payload
+            return restore_secrets(value, getattr(self.instance, name))
+        return value
