@@ -9,7 +9,7 @@ keeps it.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
@@ -131,19 +131,35 @@ ZONED_FIELDS = ("run_at", "start_at", "end_at")
 ZONED_HELP = "Wall time in the schedule's time zone (the time zone field), to the second."
 
 
+OUT_OF_RANGE = "This wall time is outside the years 1 to 9999 once converted to UTC."
+
+
 def in_zone(value: datetime | None, tz_name: str | None) -> datetime | None:
-    """The wall time a form field read in Django's current zone, taken in ``tz_name`` instead."""
+    """The wall time a form field read in Django's current zone, taken in ``tz_name`` instead.
+
+    Raises ``OverflowError`` for a wall time whose UTC instant is not a ``datetime`` (the last
+    hours of year 9999 west of Greenwich, the first of year 1 east of it).
+    """
     if value is None:
         return None
     wall = timezone.make_naive(value) if timezone.is_aware(value) else value
-    return wall.replace(tzinfo=zone(tz_name))
+    zoned = wall.replace(tzinfo=zone(tz_name))
+    zoned.astimezone(UTC)
+    return zoned
 
 
 def zoned_fields(cleaned: dict[str, Any]) -> None:
-    """Re-read ``run_at``, ``start_at`` and ``end_at`` in the cleaned ``timezone``, in place."""
+    """Re-read ``run_at``, ``start_at`` and ``end_at`` in the cleaned ``timezone``, in place;
+    a ``ValidationError`` on each field whose instant is out of range."""
+    errors = {}
     for name in ZONED_FIELDS:
         if cleaned.get(name) is not None:
-            cleaned[name] = in_zone(cleaned[name], cleaned.get("timezone"))
+            try:
+                cleaned[name] = in_zone(cleaned[name], cleaned.get("timezone"))
+            except OverflowError:
+                errors[name] = ValidationError(OUT_OF_RANGE, code="out_of_range")
+    if errors:
+        raise ValidationError(errors)
 
 
 class ScheduleForm(forms.ModelForm):
