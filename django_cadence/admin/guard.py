@@ -93,13 +93,13 @@ class GuardedAdmin(ModelAdmin):
         """The search itself, once it is known to be bounded: Django's by default."""
         return super().get_search_results(request, queryset, search_term)
 
-    def response_action(
-        self, request: HttpRequest, queryset: QuerySet, *args: Any, **kwargs: Any
-    ) -> HttpResponse | None:
-        """A declared action the user lacks the permission for is a 403, not "no action"."""
-        name = request.POST.get("action", "")
-        declared = {a if isinstance(a, str) else a.__name__ for a in self.actions or ()}
-        declared.update(name for name, _action in self.admin_site.actions)
-        if name in declared and name not in self.get_actions(request):
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        self.refuse_unavailable_action(request)
+        return super().changelist_view(request, extra_context)
+
+    def refuse_unavailable_action(self, request: HttpRequest) -> None:
+        """An action the user may not run is a 403, not Django's "no action selected" (or,
+        for a user with no action at all, the list again)."""
+        name = request.POST.get("action", "") if request.method == "POST" else ""
+        if name and name not in self.get_actions(request):
             raise PermissionDenied
-        return super().response_action(request, queryset, *args, **kwargs)

@@ -213,6 +213,7 @@ class OverviewAdmin(ReadOnlyAdmin, GuardedAdmin):
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> TemplateResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
+        self.refuse_unavailable_action(request)
         page = {
             **self.admin_site.each_context(request),
             **context(timezone.now()),
