@@ -82,7 +82,8 @@ class GuardedAdmin(ModelAdmin):
         self, request: HttpRequest, queryset: QuerySet, search_term: str
     ) -> tuple[QuerySet, bool]:
         if refusal := search_refusal(search_term):
-            if not request.path.endswith("/autocomplete/"):
+            match = request.resolver_match
+            if not match or match.url_name != "autocomplete":  # a page, not a JSON answer
                 self.message_user(request, refusal, messages.ERROR)
             return queryset.none(), False
         return self.search(request, queryset, search_term)

@@ -275,9 +275,15 @@ SHOWN_AS = {"payload": "payload_shown", "metadata": "metadata_shown"}
 
 def _shown(*fieldsets: Any) -> tuple[Any, ...]:
     """The fieldsets of a view-only page: payload and metadata redacted, not Django's raw JSON
-    (a read-only ``JSONField`` is rendered as stored)."""
+    (a read-only ``JSONField`` is rendered as stored); no live preview, which is for editing."""
     return tuple(
-        (title, {**options, "fields": tuple(SHOWN_AS.get(f, f) for f in options["fields"])})
+        (
+            title,
+            {
+                **options,
+                "fields": tuple(SHOWN_AS.get(f, f) for f in options["fields"] if f != "upcoming"),
+            },
+        )
         for title, options in fieldsets
     )
 

@@ -43,7 +43,7 @@ def test_admin_form_redisplays_a_lone_surrogate_as_its_escape(admin_client, fiel
 
 
 @pytest.mark.skipif(
-    connection.vendor == "postgresql", reason="jsonb refuses a lone surrogate's escape"
+    connection.vendor != "sqlite", reason="only SQLite stores a lone surrogate's escape in JSON"
 )
 def test_admin_shows_a_stored_lone_surrogate_as_its_escape(admin_client, make_schedule, client):
     schedule = make_schedule()
@@ -159,7 +159,7 @@ def test_admin_preview_of_a_cron_ending_in_year_9999_is_an_answer(admin_client):
 )
 @pytest.mark.parametrize("page", ["schedule", "attempt", "deadletter", "retry", "worker"])
 def test_admin_refuses_an_over_long_search_with_a_message(admin_client, make_schedule, page, term):
-    make_schedule(name="x" * 300)
+    make_schedule(name="a" * 200)  # every word of the long search is in its name
     response = admin_client.get(reverse(f"admin:django_cadence_{page}_changelist"), {"q": term})
     assert response.status_code == 200
     assert list(response.context["cl"].result_list) == []
