@@ -4,7 +4,7 @@ executor and metadata as shown.
 What a search matches is only what the page shows, so the box is no oracle for what redaction
 hides (its row count would otherwise reveal a secret letter by letter). Attempts are not
 searched by error text: a term matching inside a redacted secret would find the row, and
-redacting the errors of up to a million candidates to check costs seconds. A schedule's
+checking each match against its redacted text would mean redacting every candidate's error. A schedule's
 metadata is matched by the database first, then each candidate is kept only if the term is
 in its metadata as shown, secrets redacted (schedules are few; their metadata is small).
 

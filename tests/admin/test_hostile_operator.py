@@ -18,6 +18,7 @@ from django.contrib.auth.models import Permission, User
 from django.urls import URLPattern, reverse
 
 from django_cadence.admin import operations
+from django_cadence.admin.guard import GuardedAdmin
 from django_cadence.models import Attempt, Schedule, Worker
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -174,6 +175,15 @@ def test_hostile_view_only_operator_walks_every_admin_url_and_sees_no_secret(cli
     assert "********" in viewer.get(next(iter(change))).content.decode()
     for model in ("attempt", "deadletter", "retry", "worker", "schedule"):
         assert statuses[reverse(f"admin:{APP}_{model}_add")] == 403
+    previews = [s for u, s in statuses.items() if "/preview/" in u]
+    assert previews == [403, 403]  # the preview is for editing: with and without an object
+
+
+def test_hostile_every_cadence_admin_is_guarded():
+    """A ModelAdmin added later gets the same narrow lookups, bounded search and 403s."""
+    registered = [ma for m, ma in admin.site._registry.items() if m._meta.app_label == APP]
+    assert len(registered) == 6
+    assert all(isinstance(model_admin, GuardedAdmin) for model_admin in registered)
 
 
 def test_hostile_view_only_operator_reads_payload_and_metadata_redacted(client, planted):
@@ -349,7 +359,9 @@ def posts(planted) -> list[tuple[str, dict]]:
             for target in pks:  # each object, so each action meets a state it applies to
                 url = reverse(f"admin:{APP}_{name}_do", args=[target, action.name])
                 writes.append((url, {"post": "yes"}))
-        if name in ("schedule",):
+        if name == "schedule":
+            preview = reverse(f"admin:{APP}_schedule_preview")
+            writes.append((preview, {"kind": "interval", "interval": "60"}))
             writes.append((reverse(f"admin:{APP}_{name}_add"), {"name": "x"}))
             writes.append((reverse(f"admin:{APP}_{name}_change", args=[pk]), {"name": "x"}))
             writes.append((reverse(f"admin:{APP}_{name}_delete", args=[pk]), {"post": "yes"}))
