@@ -2,7 +2,8 @@
 on the changelists for a selection and on an attempt's own page.
 
 Each is one call into ``services.py`` per attempt, checked against its permission
-(``operations.py``) and recorded in the admin history.
+(``operations.py``) and recorded in the admin history, in one transaction per attempt; a bulk
+action runs the same code as the button.
 """
 
 from __future__ import annotations
@@ -48,8 +49,13 @@ def _is_dead(attempt: Attempt) -> bool:
     return attempt.status == Status.DEAD_LETTER
 
 
+ACTIVE = (Status.PENDING, Status.RUNNING)
+RETRY = ObjectAction("retry", "Retry", operations.RETRY_DEAD_LETTER, _is_dead, _retry)
+CANCEL = ObjectAction(
+    "cancel", "Cancel", operations.CANCEL_ATTEMPT, lambda a: a.status in ACTIVE, _cancel
+)
 ATTEMPT_ACTIONS = (
-    ObjectAction("retry", "Retry", operations.RETRY_DEAD_LETTER, _is_dead, _retry),
+    RETRY,
     ObjectAction(
         "discard",
         "Discard",
@@ -61,13 +67,7 @@ ATTEMPT_ACTIONS = (
             "first, with its schedule, occurrence and error; to run it again instead, retry it."
         ),
     ),
-    ObjectAction(
-        "cancel",
-        "Cancel",
-        operations.CANCEL_ATTEMPT,
-        lambda a: a.status in (Status.PENDING, Status.RUNNING),
-        _cancel,
-    ),
+    CANCEL,
 )
 
 
@@ -84,14 +84,8 @@ class AttemptActions(ObjectActionsAdmin):
 
     @admin.action(description="Retry (dead letters only)", permissions=("retry",))
     def retry_dead_letters(self, request: HttpRequest, queryset: Any) -> None:
-        selected, done = queryset.count(), 0
-        for pk in queryset.filter(status=Status.DEAD_LETTER).values_list("pk", flat=True):
-            try:
-                attempt = services.retry(pk)
-            except services.InvalidTransition:
-                continue  # retried or discarded meanwhile
-            self.log_change(request, attempt, "Retried the dead letter.")
-            done += 1
+        selected = queryset.count()
+        done = self._each(request, queryset.filter(status=Status.DEAD_LETTER), RETRY)
         left = selected - done
         self._report(
             request,
@@ -112,16 +106,8 @@ class AttemptActions(ObjectActionsAdmin):
 
     @admin.action(description="Cancel (pending or running)", permissions=("cancel",))
     def cancel(self, request: HttpRequest, queryset: Any) -> None:
-        selected, done = queryset.count(), 0
-        active = queryset.filter(status__in=(Status.PENDING, Status.RUNNING))
-        for pk in active.values_list("pk", flat=True):
-            try:
-                attempt = services.cancel(pk)
-            except services.InvalidTransition:
-                continue  # finished meanwhile
-            how = "Cancelled." if attempt.status == Status.CANCELLED else "Asked to stop."
-            self.log_change(request, attempt, how)
-            done += 1
+        selected = queryset.count()
+        done = self._each(request, queryset.filter(status__in=ACTIVE), CANCEL)
         left = selected - done
         self._report(
             request,
@@ -139,6 +125,18 @@ class AttemptActions(ObjectActionsAdmin):
             % {"count": left},
             left,
         )
+
+    def _each(self, request: HttpRequest, queryset: Any, action: ObjectAction) -> int:
+        """``action`` on each attempt, as its button does it (one transaction each); how many
+        were done. One that changed state meanwhile is left alone."""
+        done = 0
+        for attempt in queryset.select_related("schedule"):
+            try:
+                self.perform(request, action, attempt)
+            except services.InvalidTransition:
+                continue  # retried, discarded or finished meanwhile
+            done += 1
+        return done
 
     def _report(self, request: HttpRequest, done: str, left: str, left_count: int) -> None:
         """One message: what was done, then (as a warning) how many rows were left alone."""

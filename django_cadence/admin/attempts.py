@@ -104,8 +104,8 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
         "trigger",
     )
     date_hierarchy = "occurrence_at"
-    search_fields = ("schedule__name", "error", "worker")  # shown; searched by search.py
-    search_help_text = "Search by schedule name, error text or worker."
+    search_fields = ("schedule__name", "worker")  # shown; searched by search.py
+    search_help_text = "Search by schedule name or worker."
     change_list_template = "django_cadence/admin/attempt_change_list.html"
     show_full_result_count = False
     paginator = CappedCountPaginator
@@ -181,7 +181,7 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return AttemptChangeList
 
-    def get_search_results(
+    def search(
         self, request: HttpRequest, queryset: QuerySet, search_term: str
     ) -> tuple[QuerySet, bool]:
         """No join and no walk of the whole ordered index (``search.py``); no duplicates."""

@@ -63,9 +63,19 @@ def _cell_title(at: datetime, status: str, trigger: str, tz: tzinfo) -> str:
 
 def clipped(text: str, width: str = "narrow") -> SafeString:
     """``text`` on one line, cut with an ellipsis past the column's width; whole in the tooltip."""
+    text = visible(text)
     return format_html(
         '<span class="cadence-clip cadence-{}" title="{}">{}</span>', width, text, text
     )
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each lone surrogate (from an undecodable byte) written as its escape:
+    a page holding one cannot be encoded as UTF-8 and would be a server error."""
+    return SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def json_block(value: Any) -> SafeString | str:
@@ -73,14 +83,15 @@ def json_block(value: Any) -> SafeString | str:
     if value is None:
         return "-"
     text = json.dumps(redact(value), indent=2, ensure_ascii=False, default=str)
-    return format_html('<pre class="cadence-pre">{}</pre>', text)
+    return format_html('<pre class="cadence-pre">{}</pre>', visible(text))
 
 
 def text_block(text: str | None) -> SafeString | str:
     """Free job text (an error, a traceback), secrets scrubbed, escaped in a ``<pre>``."""
     if not text:
         return "-"
-    return format_html('<pre class="cadence-pre cadence-error">{}</pre>', redact_text(str(text)))
+    text = visible(redact_text(str(text)))
+    return format_html('<pre class="cadence-pre cadence-error">{}</pre>', text)
 
 
 def error_block(text: str | None, executor: str = "") -> SafeString | str:
@@ -88,7 +99,7 @@ def error_block(text: str | None, executor: str = "") -> SafeString | str:
     at full height) the whole traceback. Secrets scrubbed, everything escaped."""
     if not text:
         return "-"
-    text = redact_text(str(text))
+    text = visible(redact_text(str(text)))
     frame = job_frame(text, executor)
     where = format_html('<pre class="cadence-pre cadence-frame">{}</pre>', frame) if frame else ""
     lines = text.strip().count("\n") + 1
@@ -150,7 +161,7 @@ def scrubbed(text: str, length: int) -> str:
     hidden (``redact_text`` matches a value up to where the text ends, quoted or not), and a
     key cut short leaves no value to hide.
     """
-    return redact_text(text[: length + REDACT_MARGIN])[:length]
+    return visible(redact_text(text[: length + REDACT_MARGIN]))[:length]
 
 
 def instant(value: datetime | None, tz_name: str | None = None) -> SafeString | str:
@@ -218,14 +229,19 @@ def _history_row(entry: Any, tz_name: str | None) -> tuple[Any, ...]:
         return ("?", "", "", "", "", "", text_block(json.dumps(redact(entry), default=str)))
     started, finished = _parse(entry.get("started_at")), _parse(entry.get("finished_at"))
     return (
-        entry.get("try", "?"),
-        entry.get("worker") or "",
-        instant(started, tz_name) if started else str(entry.get("started_at") or ""),
-        instant(finished, tz_name) if finished else str(entry.get("finished_at") or ""),
+        _cell(entry.get("try", "?")),
+        _cell(entry.get("worker")),
+        instant(started, tz_name) if started else _cell(entry.get("started_at")),
+        instant(finished, tz_name) if finished else _cell(entry.get("finished_at")),
         duration(started, finished),
-        entry.get("result") or "",
+        _cell(entry.get("result")),
         error_block(str(entry.get("error"))) if entry.get("error") else "",
     )
+
+
+def _cell(value: Any) -> str:
+    """A short job-written value of a try (its worker, its result) as shown: redacted, visible."""
+    return visible(redact_text(str(value))) if value not in (None, "") else ""
 
 
 def _history_rows(entry: Any, tz_name: str | None) -> SafeString:

@@ -3,12 +3,13 @@
 The executor is a choice, never free text: the registered jobs, the exact entries of
 ``CADENCE_EXECUTORS``, and the schedule's current executor while it is still allowed. The
 model's own validation (``clean_schedule``) runs on save and puts each problem on its field.
-Stored payloads are shown redacted; saving the form without retyping a secret keeps it.
+Stored payloads and metadata are shown redacted; saving the form without retyping a secret
+keeps it.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
@@ -23,6 +24,7 @@ from ..executors.registry import registered_jobs
 from ..models import Schedule
 from ..models.schedule import default_timezone
 from ..schedule.describe import zone
+from .display import visible
 
 EDITABLE_FIELDS = (
     "name",
@@ -48,6 +50,10 @@ EDITABLE_FIELDS = (
     "retry_cap",
     "max_runtime",
 )
+
+
+# JSON fields shown redacted; a secret left as ``********`` keeps its stored value on save.
+SECRET_FIELDS = ("payload", "metadata")
 
 
 def executor_choices(current: str = "") -> list[tuple[str, Any]]:
@@ -107,6 +113,12 @@ class PayloadField(forms.JSONField):
                 self.error_messages["invalid"], code="invalid", params={"value": value}
             ) from None
 
+    def prepare_value(self, value: Any) -> Any:
+        """The JSON text, a lone surrogate written as its ``\\u`` escape (same value, and a
+        page that can be encoded)."""
+        text = super().prepare_value(value)
+        return text if isinstance(text, forms.fields.InvalidJSONInput) else visible(text)
+
     def bound_data(self, data: Any, initial: Any) -> Any:
         try:
             return super().bound_data(data, initial)
@@ -119,19 +131,35 @@ ZONED_FIELDS = ("run_at", "start_at", "end_at")
 ZONED_HELP = "Wall time in the schedule's time zone (the time zone field), to the second."
 
 
+OUT_OF_RANGE = "This wall time is outside the years 1 to 9999 once converted to UTC."
+
+
 def in_zone(value: datetime | None, tz_name: str | None) -> datetime | None:
-    """The wall time a form field read in Django's current zone, taken in ``tz_name`` instead."""
+    """The wall time a form field read in Django's current zone, taken in ``tz_name`` instead.
+
+    Raises ``OverflowError`` for a wall time whose UTC instant is not a ``datetime`` (the last
+    hours of year 9999 west of Greenwich, the first of year 1 east of it).
+    """
     if value is None:
         return None
     wall = timezone.make_naive(value) if timezone.is_aware(value) else value
-    return wall.replace(tzinfo=zone(tz_name))
+    zoned = wall.replace(tzinfo=zone(tz_name))
+    zoned.astimezone(UTC)
+    return zoned
 
 
 def zoned_fields(cleaned: dict[str, Any]) -> None:
-    """Re-read ``run_at``, ``start_at`` and ``end_at`` in the cleaned ``timezone``, in place."""
+    """Re-read ``run_at``, ``start_at`` and ``end_at`` in the cleaned ``timezone``, in place;
+    a ``ValidationError`` on each field whose instant is out of range."""
+    errors = {}
     for name in ZONED_FIELDS:
         if cleaned.get(name) is not None:
-            cleaned[name] = in_zone(cleaned[name], cleaned.get("timezone"))
+            try:
+                cleaned[name] = in_zone(cleaned[name], cleaned.get("timezone"))
+            except OverflowError:
+                errors[name] = ValidationError(OUT_OF_RANGE, code="out_of_range")
+    if errors:
+        raise ValidationError(errors)
 
 
 class ScheduleForm(forms.ModelForm):
@@ -156,8 +184,9 @@ class ScheduleForm(forms.ModelForm):
                     "The stored executor <code>{}</code> is not allowed any more; choose another.",
                     stored,
                 )
-        if self.instance.pk and "payload" in self.fields:
-            self.initial["payload"] = redact(self.instance.payload)
+        for name in SECRET_FIELDS:
+            if self.instance.pk and name in self.fields:
+                self.initial[name] = redact(getattr(self.instance, name))
         tz = zone(self.instance.timezone or default_timezone())
         for name in ZONED_FIELDS:
             if name not in self.fields:
@@ -173,7 +202,13 @@ class ScheduleForm(forms.ModelForm):
         return cleaned
 
     def clean_payload(self) -> Any:
-        payload = self.cleaned_data.get("payload")
+        return self._restored("payload")
+
+    def clean_metadata(self) -> Any:
+        return self._restored("metadata")
+
+    def _restored(self, name: str) -> Any:
+        value = self.cleaned_data.get(name)
         if self.instance.pk:
-            return restore_secrets(payload, self.instance.payload)
-        return payload
+            return restore_secrets(value, getattr(self.instance, name))
+        return value

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import (
     Http404,
     HttpRequest,
@@ -27,6 +28,7 @@ from django.urls import path, reverse
 
 from ..exceptions import CadenceError
 from . import operations
+from .guard import GuardedAdmin
 
 # ``run(model_admin, request, obj)`` says what happened: the message, its level (a
 # ``messages`` constant) and where to go next ("" for the object's page).
@@ -41,15 +43,10 @@ class ObjectAction:
     applies: Callable[[Any], bool]
     run: Run
     confirm: str = ""  # asked on a page of its own before doing it
+    why_not: Callable[[Any], str] = lambda obj: "not in this state"  # when it does not apply
 
 
-if TYPE_CHECKING:
-    ModelAdmin = admin.ModelAdmin[Any]
-else:
-    ModelAdmin = admin.ModelAdmin
-
-
-class ObjectActionsAdmin(ModelAdmin):
+class ObjectActionsAdmin(GuardedAdmin):
     """A ModelAdmin whose change page has ``object_actions`` (``change_form_template``)."""
 
     object_actions: tuple[ObjectAction, ...] = ()
@@ -61,6 +58,12 @@ class ObjectActionsAdmin(ModelAdmin):
             for action in self.object_actions
             if action.applies(obj) and operations.has_perm(request, action.permission)
         ]
+
+    def perform(self, request: HttpRequest, action: ObjectAction, obj: Any) -> tuple[str, int, str]:
+        """Run ``action`` on ``obj`` and record it, all or nothing: the one path of both its
+        button and its bulk action. Raises ``CadenceError`` or ``ValidationError`` to refuse."""
+        with transaction.atomic():
+            return action.run(self, request, obj)
 
     def get_urls(self) -> list[Any]:
         name = f"{self.opts.app_label}_{self.opts.model_name}_do"
@@ -100,9 +103,9 @@ class ObjectActionsAdmin(ModelAdmin):
             raise PermissionDenied
         page = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[obj.pk])
         if not chosen.applies(obj):
-            self.message_user(
-                request, f"“{obj}”: {chosen.label} does not apply now.", messages.ERROR
-            )
+            why = chosen.why_not(obj)
+            text = f"“{obj}”: {chosen.label} does not apply now ({why})."
+            self.message_user(request, text, messages.ERROR)
             return HttpResponseRedirect(page)
         if chosen.confirm and request.POST.get("post") != "yes":
             context = {
@@ -118,7 +121,7 @@ class ObjectActionsAdmin(ModelAdmin):
                 request, "django_cadence/admin/object_action_confirmation.html", context
             )
         try:
-            message, level, where = chosen.run(self, request, obj)
+            message, level, where = self.perform(request, chosen, obj)
         except (CadenceError, ValidationError) as exc:
             why = "; ".join(getattr(exc, "messages", None) or [str(exc)])
             self.message_user(request, f"“{obj}”: {why}", messages.ERROR)

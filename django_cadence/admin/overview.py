@@ -21,7 +21,7 @@ from django.db.models import Count, DurationField, ExpressionWrapper, F, Q
 from django.db.models.functions import TruncHour
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.functional import lazy
 
@@ -30,7 +30,7 @@ from ..ops.status import worker_timeout
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
 from . import charts, display
-from .object_actions import ModelAdmin
+from .guard import GuardedAdmin
 from .read_only import ReadOnlyAdmin
 
 HOURS = 24
@@ -198,15 +198,22 @@ def context(now: datetime) -> dict[str, Any]:
 
 
 @admin.register(Overview)
-class OverviewAdmin(ReadOnlyAdmin, ModelAdmin):
+class OverviewAdmin(ReadOnlyAdmin, GuardedAdmin):
     """The overview page in place of a changelist; nothing to add, change or delete."""
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.has_perm("django_cadence.view_attempt")
 
+    def get_urls(self) -> list[URLPattern]:
+        """The page itself only: an overview has no objects, so no add, change, delete or
+        history page (Django's would show an attempt's raw fields)."""
+        name = f"{self.opts.app_label}_{self.opts.model_name}_changelist"
+        return [path("", self.admin_site.admin_view(self.changelist_view), name=name)]
+
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> TemplateResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
+        self.refuse_unavailable_action(request)
         page = {
             **self.admin_site.each_context(request),
             **context(timezone.now()),

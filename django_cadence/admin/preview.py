@@ -25,7 +25,7 @@ from ..models import Schedule
 from ..models.validation import clean_schedule
 from ..schedule.describe import describe_schedule, zone
 from ..schedule.timefmt import format_instant, format_utc
-from .forms import zoned_fields
+from .forms import OUT_OF_RANGE, zoned_fields
 
 if TYPE_CHECKING:
     from django.contrib.admin import ModelAdmin
@@ -120,12 +120,16 @@ def preview(model_admin: ModelAdmin, request: HttpRequest) -> JsonResponse:
             setattr(candidate, name, form.cleaned_data[name])
         candidate.executor, candidate.payload = "", {}  # the spec only: import and run nothing
         clean_schedule(candidate, check_name=False)
+        found = occurrences(candidate, after)
     except ValidationError as exc:
         errors = {field: [str(m) for m in messages] for field, messages in exc.message_dict.items()}
         return JsonResponse({"occurrences": [], "errors": errors, "description": ""})
+    except OverflowError:  # an occurrence past year 9999 (or its wall time in the zone)
+        errors = {"__all__": [OUT_OF_RANGE]}
+        return JsonResponse({"occurrences": [], "errors": errors, "description": ""})
     return JsonResponse(
         {
-            "occurrences": occurrences(candidate, after),
+            "occurrences": found,
             "errors": {},
             "description": describe_schedule(candidate),
             "timezone": candidate.timezone,

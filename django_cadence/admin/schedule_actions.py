@@ -2,13 +2,12 @@
 Resume, on the changelist for a selection and on a schedule's own page.
 
 Each is one call into ``services.py`` per schedule, checked against its permission
-(``operations.py``) and recorded in the admin history.
+(``operations.py``) and recorded in the admin history, in one transaction per schedule; a bulk
+action runs the same code as the button and names the schedules it left alone, and why.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -58,20 +57,40 @@ def _resume(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple
     return f"“{schedule.name}” is resumed; its next run is {when}.", messages.SUCCESS, ""
 
 
-SCHEDULE_ACTIONS = (
-    ObjectAction(
-        "run", "Run now", operations.RUN_SCHEDULE, lambda s: s.enabled, _run_now(force=False)
-    ),
-    ObjectAction(
-        "force-run",
-        "Run now, bypassing overlap",
-        operations.FORCE_RUN_SCHEDULE,
-        lambda s: s.enabled,
-        _run_now(force=True),
-    ),
-    ObjectAction("pause", "Pause", operations.PAUSE_SCHEDULE, lambda s: s.enabled, _pause),
-    ObjectAction("resume", "Resume", operations.RESUME_SCHEDULE, lambda s: not s.enabled, _resume),
+def _enabled(schedule: Schedule) -> bool:
+    return schedule.enabled
+
+
+def _paused(schedule: Schedule) -> bool:
+    return not schedule.enabled
+
+
+def _is_paused(schedule: Schedule) -> str:
+    return "paused"
+
+
+def _not_paused(schedule: Schedule) -> str:
+    return "not paused"
+
+
+RUN = ObjectAction(
+    "run", "Run now", operations.RUN_SCHEDULE, _enabled, _run_now(force=False), why_not=_is_paused
 )
+FORCE_RUN = ObjectAction(
+    "force-run",
+    "Run now, bypassing overlap",
+    operations.FORCE_RUN_SCHEDULE,
+    _enabled,
+    _run_now(force=True),
+    why_not=_is_paused,
+)
+PAUSE = ObjectAction(
+    "pause", "Pause", operations.PAUSE_SCHEDULE, _enabled, _pause, why_not=_is_paused
+)
+RESUME = ObjectAction(
+    "resume", "Resume", operations.RESUME_SCHEDULE, _paused, _resume, why_not=_not_paused
+)
+SCHEDULE_ACTIONS = (RUN, FORCE_RUN, PAUSE, RESUME)
 
 
 class ScheduleActions(ObjectActionsAdmin):
@@ -94,21 +113,16 @@ class ScheduleActions(ObjectActionsAdmin):
 
     @admin.action(description="Run now (through the overlap policy)", permissions=("run",))
     def run_now(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, force=False)
+        self._run(request, queryset, RUN)
 
     @admin.action(description="Run now, bypassing the overlap policy", permissions=("force_run",))
     def run_now_forced(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, force=True)
+        self._run(request, queryset, FORCE_RUN)
 
-    def _run(self, request: HttpRequest, queryset: QuerySet, *, force: bool) -> None:
-        outcomes: Counter[str] = Counter()
-        for schedule in queryset:
-            attempt = services.trigger(schedule, force=force)
-            outcomes[attempt.status] += 1
-            how = "Ran now, bypassing the overlap policy" if force else "Ran now"
-            self.log_change(request, schedule, f"{how}: attempt {attempt.pk} is {attempt.status}.")
-        skipped = outcomes[Status.SKIPPED]
-        queued = sum(outcomes.values()) - skipped
+    def _run(self, request: HttpRequest, queryset: QuerySet, action: ObjectAction) -> None:
+        levels, left = self._each(request, queryset, action)
+        skipped = levels.count(messages.WARNING)  # recorded skipped by the overlap policy
+        queued = len(levels) - skipped
         text = ngettext("%(count)d run queued.", "%(count)d runs queued.", queued)
         message = text % {"count": queued}
         if skipped:
@@ -118,42 +132,42 @@ class ScheduleActions(ObjectActionsAdmin):
                 skipped,
             )
             message += " " + text % {"count": skipped}
-        self.message_user(request, message, messages.WARNING if skipped else messages.SUCCESS)
+        self._report(request, message, left, warn=bool(skipped))
 
     @admin.action(description="Pause", permissions=("pause",))
     def pause(self, request: HttpRequest, queryset: QuerySet) -> None:
-        reason = f"paused in the admin by {request.user.get_username()}"
-        done = self._each(
-            request,
-            queryset.filter(enabled=True),
-            lambda schedule: services.pause(schedule, reason=reason),
-            "Paused.",
-        )
-        message = ngettext("%(count)d schedule paused.", "%(count)d schedules paused.", done)
-        self.message_user(request, message % {"count": done}, messages.SUCCESS)
+        done, left = self._each(request, queryset, PAUSE)
+        text = ngettext("%(count)d schedule paused.", "%(count)d schedules paused.", len(done))
+        self._report(request, text % {"count": len(done)}, left)
 
     @admin.action(description="Resume", permissions=("resume",))
     def resume(self, request: HttpRequest, queryset: QuerySet) -> None:
-        done = self._each(request, queryset.filter(enabled=False), services.resume, "Resumed.")
-        message = ngettext("%(count)d schedule resumed.", "%(count)d schedules resumed.", done)
-        self.message_user(request, message % {"count": done}, messages.SUCCESS)
+        done, left = self._each(request, queryset, RESUME)
+        text = ngettext("%(count)d schedule resumed.", "%(count)d schedules resumed.", len(done))
+        self._report(request, text % {"count": len(done)}, left)
 
     def _each(
-        self,
-        request: HttpRequest,
-        queryset: QuerySet,
-        operation: Callable[[Schedule], Any],
-        log_message: str,
-    ) -> int:
-        """Apply ``operation`` to each schedule and log it; report the ones it refuses."""
-        done = 0
+        self, request: HttpRequest, queryset: QuerySet, action: ObjectAction
+    ) -> tuple[list[int], list[str]]:
+        """``action`` on each selected schedule, as its button does it (one transaction each):
+        the level of each one done, and "name (why)" for each one left alone."""
+        done: list[int] = []
+        left: list[str] = []
         for schedule in queryset:
+            if not action.applies(schedule):
+                left.append(f"“{schedule.name}” ({action.why_not(schedule)})")
+                continue
             try:
-                operation(schedule)
+                _message, level, _where = self.perform(request, action, schedule)
             except (CadenceError, ValidationError) as exc:
                 why = "; ".join(getattr(exc, "messages", None) or [str(exc)])
-                self.message_user(request, f"{schedule.name}: {why}", messages.ERROR)
+                left.append(f"“{schedule.name}” ({why})")
                 continue
-            self.log_change(request, schedule, log_message)
-            done += 1
-        return done
+            done.append(level)
+        return done, left
+
+    def _report(self, request: HttpRequest, done: str, left: list[str], warn: bool = False) -> None:
+        """One message: what was done, then which schedules were left alone and why."""
+        if left:
+            done = f"{done} {len(left)} left alone: {'; '.join(left)}."
+        self.message_user(request, done, messages.WARNING if left or warn else messages.SUCCESS)

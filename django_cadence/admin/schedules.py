@@ -35,6 +35,7 @@ from .recent import (
     recent_attempts,
 )
 from .schedule_actions import ScheduleActions
+from .search import search_schedules
 
 
 def _own_zone(schedule: Schedule) -> str:
@@ -61,8 +62,9 @@ class ScheduleAdmin(ScheduleActions):
     # last outcome above the strip of the last attempts.
     list_display = ("schedule_name", "rule", "next_run", "lately")
     list_filter = ("kind", "enabled", "overlap", LastOutcomeFilter)
-    # metadata as text: a team, an owner or a runbook link typed in the box finds the schedule.
-    search_fields = ("name", "executor", "metadata")
+    # metadata as shown: a team, an owner or a runbook link typed in the box finds the
+    # schedule, a secret value never does (see ``search.search_schedules``).
+    search_fields = ("name", "executor", "metadata")  # shown; searched by search.py
     list_display_links = ("schedule_name",)
     actions = ("run_now", "run_now_forced", "pause", "resume")
     readonly_fields = (
@@ -123,6 +125,8 @@ class ScheduleAdmin(ScheduleActions):
     def get_fieldsets(self, request: HttpRequest, obj: Schedule | None = None) -> Any:
         """The add page's ``?kind=`` keeps only that kind's fields; otherwise every kind's
         fieldset is there, labelled, and ``schedule_kind.js`` shows the chosen one."""
+        if obj and not self.has_change_permission(request, obj):
+            return _shown(*self.fieldsets, self.state_fieldset)
         if obj:
             return (*self.fieldsets, self.state_fieldset)
         kind = request.GET.get("kind")
@@ -146,6 +150,11 @@ class ScheduleAdmin(ScheduleActions):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return annotate_recent(super().get_queryset(request))
+
+    def search(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
+        return search_schedules(queryset, search_term), False
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
         """What deleting schedules takes with it: their attempts, counted rather than listed.
@@ -238,6 +247,14 @@ class ScheduleAdmin(ScheduleActions):
         link = reverse("admin:django_cadence_attempt_changelist")
         return display.strip(cells, f"{link}?schedule__id__exact={obj.pk}", obj.timezone)
 
+    @admin.display(description="payload (secrets hidden)")
+    def payload_shown(self, obj: Schedule) -> str:
+        return display.json_block(obj.payload)
+
+    @admin.display(description="metadata (secrets hidden)")
+    def metadata_shown(self, obj: Schedule) -> str:
+        return display.json_block(obj.metadata)
+
     @admin.display(description="pause reason")
     def paused_because(self, obj: Schedule) -> str:
         return redact_text(obj.pause_reason) if obj.pause_reason else "-"
@@ -251,6 +268,24 @@ class ScheduleAdmin(ScheduleActions):
             obj.pk or "",
             "The next occurrences show here as you fill in the schedule (needs JavaScript).",
         )
+
+
+SHOWN_AS = {"payload": "payload_shown", "metadata": "metadata_shown"}
+
+
+def _shown(*fieldsets: Any) -> tuple[Any, ...]:
+    """The fieldsets of a view-only page: payload and metadata redacted, not Django's raw JSON
+    (a read-only ``JSONField`` is rendered as stored); no live preview, which is for editing."""
+    return tuple(
+        (
+            title,
+            {
+                **options,
+                "fields": tuple(SHOWN_AS.get(f, f) for f in options["fields"] if f != "upcoming"),
+            },
+        )
+        for title, options in fieldsets
+    )
 
 
 def _protected(schedules: list[Schedule]) -> list[str]:

@@ -20,6 +20,7 @@ from ..models import Worker, WorkerQuerySet
 from ..ops.retention import STOPPED_WORKERS_KEPT
 from ..ops.status import worker_state, worker_timeout
 from . import display
+from .guard import GuardedAdmin
 from .read_only import ReadOnlyAdmin
 
 STATES = ("live", "lost", "stopped")
@@ -57,7 +58,7 @@ class StateFilter(admin.SimpleListFilter):
 
 
 @admin.register(Worker)
-class WorkerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
+class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
     list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load")
     list_display_links = ("worker",)
     list_filter = (StateFilter, "host")

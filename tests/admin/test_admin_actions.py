@@ -163,12 +163,12 @@ def test_admin_action_needs_its_permission_and_is_logged(
     assert (f'value="{case.action}"' in page.content.decode()) is granted
     extra = {"post": "yes"} if case.action == "discard" else {}
     response = run_action(client, case.page, case.action, [selected.pk], **extra)
-    assert response.status_code == 302
+    assert response.status_code == (302 if granted else 403)
     assert case.done(selected) is granted
     logged = LogEntry.objects.filter(object_id=str(selected.pk), action_flag=case.log_flag)
     assert logged.exists() is granted
-    text = " ".join(str(m) for m in get_messages(response.wsgi_request))
-    assert ("1 " in text) if granted else (text == "No action selected.")
+    if granted:
+        assert "1 " in " ".join(str(m) for m in get_messages(response.wsgi_request))
 
 
 def test_admin_run_now_goes_through_the_overlap_policy(admin_client, make_schedule):
@@ -258,10 +258,9 @@ def test_admin_pause_reports_a_schedule_that_cannot_be_saved(admin_client, make_
     schedule = make_schedule(executor="tests.jobs.echo")
     settings.CADENCE_EXECUTORS = []
     response = run_action(admin_client, "schedule", "pause", [schedule.pk])
-    messages = [str(m) for m in get_messages(response.wsgi_request)]
-    assert messages[-1] == "0 schedules paused."
-    assert messages[0].startswith(f"{schedule.name}: ")
-    assert "not allowed" in messages[0]
+    [message] = [str(m) for m in get_messages(response.wsgi_request)]
+    assert message.startswith(f"0 schedules paused. 1 left alone: “{schedule.name}” (")
+    assert "not allowed" in message
     assert Schedule.objects.get(pk=schedule.pk).enabled
 
 

@@ -276,10 +276,12 @@ def test_admin_schedule_secrets_are_redacted_and_kept_on_save(admin_client, make
     schedule = make_schedule(
         executor="tests.jobs.echo",
         payload={"user": "ann", "password": "hunter2", "nested": {"api_key": "k-123"}},
+        metadata={"team": "billing", "webhook_token": "w-456"},
     )
     html = admin_client.get(change_url(schedule)).content.decode()
     assert "hunter2" not in html
     assert "k-123" not in html
+    assert "w-456" not in html
     form = admin_client.get(change_url(schedule)).context["adminform"].form
     data = {
         **form_data(
@@ -293,6 +295,7 @@ def test_admin_schedule_secrets_are_redacted_and_kept_on_save(admin_client, make
     }
     data["payload"] = form["payload"].value()  # exactly what the page shows, ******** included
     data["payload"] = data["payload"].replace('"ann"', '"bob"')
+    data["metadata"] = form["metadata"].value().replace('"billing"', '"mail"')
     response = admin_client.post(change_url(schedule), data)
     assert response.status_code == 302, response.context["adminform"].form.errors
     schedule.refresh_from_db()
@@ -301,6 +304,7 @@ def test_admin_schedule_secrets_are_redacted_and_kept_on_save(admin_client, make
         "password": "hunter2",
         "nested": {"api_key": "k-123"},
     }
+    assert schedule.metadata == {"team": "mail", "webhook_token": "w-456"}
 
 
 def test_admin_restore_secrets_replaces_only_untouched_redactions():
