@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
-from django.db import router
+from django.db import models, router
 from django.db.models import Count, QuerySet
 from django.db.models.deletion import Collector, ProtectedError, RestrictedError
 from django.http import HttpRequest, JsonResponse
@@ -26,7 +26,7 @@ from ..models.validation import KIND_FIELDS
 from ..schedule.describe import describe_schedule
 from ..schedule.timefmt import format_utc
 from . import display, preview
-from .forms import ScheduleForm
+from .forms import DurationField, ScheduleForm
 from .recent import (
     STRIP_LENGTH,
     LastOutcomeFilter,
@@ -56,6 +56,7 @@ KIND_FIELDSETS: tuple[Any, ...] = tuple(
 @admin.register(Schedule)
 class ScheduleAdmin(ScheduleActions):
     form = ScheduleForm
+    formfield_overrides = {models.DurationField: {"form_class": DurationField}}
     # Four columns fit beside the navigation sidebar and the filters at 1280 px: the zone is
     # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, and the
     # last outcome above the strip of the last attempts.

@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..executors import registry as executors
-from ..models.validation import to_duration
+from ..models.validation import inferred_kind, spec_fields_given, to_duration
 
 if TYPE_CHECKING:
     from ..models import Schedule
@@ -53,7 +53,6 @@ DURATION_FIELDS = frozenset(
 DATETIME_FIELDS = frozenset({"run_at", "start_at", "end_at"})
 TASK_KEYS = ("task", "args", "kwargs")
 ACCEPTED_KEYS = frozenset(CODE_OWNED_FIELDS) | frozenset(TASK_KEYS)
-KIND_KEYS = {"cron": "cron", "interval": "interval", "run_at": "once"}
 
 
 AddError = Callable[[str, str], None]  # add(field, message): one more error for a field
@@ -165,9 +164,10 @@ def _expand_task(declaration: Declaration, add: AddError) -> dict[str, Any]:
 
 
 def _infer_kind(fields: dict[str, Any], add: AddError) -> None:
-    given = [key for key in KIND_KEYS if fields.get(key) not in (None, "")]
-    if len(given) == 1:
-        fields["kind"] = KIND_KEYS[given[0]]
+    kind = inferred_kind(fields)
+    given = spec_fields_given(fields)
+    if kind is not None:
+        fields["kind"] = kind
     elif not given:
         add("kind", "give one of cron, interval or run_at (or task with one of them).")
     else:
