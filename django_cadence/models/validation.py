@@ -21,6 +21,8 @@ from ..schedule import durations, specs
 if TYPE_CHECKING:
     from . import Schedule
 
+TASK_EXECUTOR = "django_cadence.tasks.enqueue"  # its payload names a task, checked on save
+
 # The fields each kind uses; the others must be empty.
 KIND_FIELDS = {
     "cron": ("cron",),
@@ -256,6 +258,11 @@ def _check_executor_and_payload(schedule: Schedule, add: AddError) -> None:
         return
     if payload_ok:
         try:
-            calling.check_call(func, schedule.payload)
+            if schedule.executor == TASK_EXECUTOR:
+                from ..tasks import check_payload
+
+                check_payload(schedule.payload)  # the task's own arguments, too
+            else:
+                calling.check_call(func, schedule.payload)
         except CadenceError as exc:
             add("payload", str(exc))

@@ -21,12 +21,11 @@ from django.utils.dateparse import parse_datetime
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..executors import registry as executors
-from ..models.validation import inferred_kind, spec_fields_given, to_duration
+from ..models.validation import TASK_EXECUTOR, inferred_kind, spec_fields_given, to_duration
 
 if TYPE_CHECKING:
     from ..models import Schedule
 
-TASK_EXECUTOR = "django_cadence.tasks.enqueue"
 
 # What code owns: the spec, the executor and payload, the policies. The operator keeps
 # ``enabled`` (a pause survives redeploys); the engine keeps its own fields.
@@ -128,7 +127,11 @@ def build(declaration: Declaration) -> Schedule:
     except ValidationError as exc:
         for field, messages in exc.message_dict.items():
             for message in messages:
-                add(field, message)
+                # The task's payload is checked by the model; it was declared as ``task``.
+                add(
+                    "task" if field == "payload" and "task" in declaration.fields else field,
+                    message,
+                )
     if errors:
         raise DeclarationError(declaration.name, declaration.origin, errors)
     return candidate
@@ -152,12 +155,6 @@ def _expand_task(declaration: Declaration, add: AddError) -> dict[str, Any]:
     for key in ("args", "kwargs"):
         if key in fields:
             payload[key] = fields.pop(key)
-    from ..tasks import TaskNotUsable, check_task
-
-    try:
-        check_task(task)
-    except TaskNotUsable as exc:
-        add("task", str(exc))
     fields["executor"] = TASK_EXECUTOR
     fields["payload"] = payload
     return fields
