@@ -110,10 +110,16 @@ def _refuse_unmigrated_database() -> None:
 def _install_signal_handlers(stop: threading.Event) -> None:
     def handle(signum: int, frame: object) -> None:
         if stop.is_set():
-            logger.warning("second signal: exiting now; leases will expire")
+            logger.warning(
+                "second signal: exiting now; running tries are not handed back: their leases "
+                "expire (CADENCE_LEASE) and another worker takes them over"
+            )
             logging.shutdown()
             os._exit(1)
-        logger.info("signal %s: draining, then exiting", signal.Signals(signum).name)
+        logger.warning(
+            "signal %s: stopping: no new tries; draining, then exiting",
+            signal.Signals(signum).name,
+        )
         stop.set()
 
     signal.signal(signal.SIGTERM, handle)
