@@ -27,10 +27,12 @@ from . import operations
 from .object_actions import ObjectAction, ObjectActionsAdmin
 
 
-def _run_now(force: bool) -> Any:
+def _run_now(force: bool, *, even_if_paused: bool = False) -> Any:
     def run(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
-        attempt = services.trigger(schedule, force=force)
+        attempt = services.trigger(schedule, force=force, even_if_paused=even_if_paused)
         how = "Ran now, bypassing the overlap policy" if force else "Ran now"
+        if even_if_paused:
+            how = "Ran once now while paused (the schedule stays paused)"
         model_admin.log_change(
             request, schedule, f"{how}: attempt {attempt.pk} is {attempt.status}."
         )
@@ -39,7 +41,8 @@ def _run_now(force: bool) -> Any:
             policy = schedule.get_overlap_display()
             text = f"“{schedule.name}” was not run: its overlap policy ({policy}) skipped it."
             return text, messages.WARNING, ""
-        return f"“{schedule.name}” runs now: {attempt}.", messages.SUCCESS, url
+        stays = " It stays paused: nothing else runs until it is resumed." if even_if_paused else ""
+        return f"“{schedule.name}” runs now: {attempt}.{stays}", messages.SUCCESS, url
 
     return run
 
@@ -68,6 +71,18 @@ SCHEDULE_ACTIONS = (
         operations.FORCE_RUN_SCHEDULE,
         lambda s: s.enabled,
         _run_now(force=True),
+    ),
+    ObjectAction(
+        "run-paused",
+        "Run now",
+        operations.RUN_SCHEDULE,
+        lambda s: not s.enabled,
+        _run_now(force=False, even_if_paused=True),
+        confirm=(
+            "This schedule is paused. Run now makes one manual attempt of it now (through its "
+            "overlap policy, with its retries); the schedule stays paused: nothing else runs "
+            "until it is resumed."
+        ),
     ),
     ObjectAction("pause", "Pause", operations.PAUSE_SCHEDULE, lambda s: s.enabled, _pause),
     ObjectAction("resume", "Resume", operations.RESUME_SCHEDULE, lambda s: not s.enabled, _resume),
@@ -103,6 +118,10 @@ class ScheduleActions(ObjectActionsAdmin):
     def _run(self, request: HttpRequest, queryset: QuerySet, *, force: bool) -> None:
         outcomes: Counter[str] = Counter()
         for schedule in queryset:
+            if not schedule.enabled:
+                text = "is paused: to run it once while it stays paused, use Run now on its page."
+                self.message_user(request, f"“{schedule.name}” {text}", messages.WARNING)
+                continue
             attempt = services.trigger(schedule, force=force)
             outcomes[attempt.status] += 1
             how = "Ran now, bypassing the overlap policy" if force else "Ran now"

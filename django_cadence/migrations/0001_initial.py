@@ -33,6 +33,7 @@ class Migration(migrations.Migration):
                 ('worker', models.CharField(blank=True, max_length=200)),
                 ('recoveries', models.PositiveIntegerField(default=0, help_text='Times this attempt was recovered from a lost worker.')),
                 ('cancel_requested', models.BooleanField(default=False, help_text='Set to ask the running try to stop (replace overlap, cancel).')),
+                ('even_if_paused', models.BooleanField(default=False, help_text='A manual run asked for while its schedule was paused: it runs (with its retries) though the schedule stays paused.')),
                 ('history', models.JSONField(blank=True, default=list, help_text='One entry per try: worker, timing, error.')),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
             ],
