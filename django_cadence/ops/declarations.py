@@ -100,6 +100,13 @@ def collect() -> tuple[list[Declaration], list[DeclarationError]]:
     return list(found.values()), errors
 
 
+def origin_of(name: str) -> str:
+    """Where the schedule ``name`` is declared (``CADENCE_SCHEDULES['name']``, ``@job(...) on
+    path``), or "" when code no longer declares it."""
+    found, _ = collect()
+    return next((d.origin for d in found if d.name == name), "")
+
+
 def build(declaration: Declaration) -> Schedule:
     """The declared schedule, unsaved and validated; ``DeclarationError`` lists what is wrong."""
     from ..models import Schedule
