@@ -6,6 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from benchmarks.fleet import database_env
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the child reads the database's clock
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SETTINGS = """
@@ -21,6 +27,7 @@ def sync(tmp_path, executor):
     (tmp_path / "discovery_settings.py").write_text(SETTINGS.format(executor=executor))
     env = {
         **os.environ,
+        **database_env(),
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)]),
         "DJANGO_SETTINGS_MODULE": "discovery_settings",
     }
