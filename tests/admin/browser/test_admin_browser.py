@@ -167,6 +167,11 @@ def test_the_preview_follows_the_cron_expression(page, shoot):
     page.goto(f"{ADMIN}/schedule/add/")
     preview = page.locator(".cadence-preview")
     items = preview.locator("ol li")
+    # A new form is not wrong yet: a hint, no red error.
+    expect(preview.locator(".cadence-hint")).to_have_text(
+        "Fill in cron to see the next occurrences."
+    )
+    expect(page.locator(".errorlist")).to_have_count(0)
 
     page.select_option("#id_kind", "cron")
     page.fill("#id_timezone", "America/New_York")
