@@ -67,6 +67,15 @@ class OwnerFilter(admin.SimpleListFilter):
         return queryset
 
 
+def undeletable(schedules: list[Schedule]) -> list[str]:
+    """Why each code-owned schedule of a deletion cannot go (the changelist's bulk delete)."""
+    return [
+        f"Schedule: {s.name} (declared in code: remove its declaration and deploy first)"
+        for s in schedules
+        if s.code_owned
+    ]
+
+
 def fieldsets(fieldsets: tuple[Any, ...], schedule: Schedule) -> tuple[Any, ...]:
     """The page's fieldsets with the notice on top and the payload shown redacted."""
     first, *rest = fieldsets

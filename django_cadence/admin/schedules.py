@@ -199,7 +199,8 @@ class ScheduleAdmin(ScheduleActions):
         if total := sum(counts.values()):
             model_count[Attempt._meta.verbose_name_plural] = total
         perms_needed = set() if self.has_delete_permission(request) else {"schedule"}
-        return deleted, model_count, perms_needed, _protected(schedules)
+        declared = code_owned.undeletable(schedules)
+        return deleted, model_count, perms_needed, [*declared, *_protected(schedules)]
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return ScheduleChangeList

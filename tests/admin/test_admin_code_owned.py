@@ -83,6 +83,23 @@ def test_code_owned_schedule_cannot_be_deleted_while_declared(admin_client, decl
     assert Schedule.objects.filter(pk=declared.pk).exists()
 
 
+def test_code_owned_schedule_cannot_be_deleted_from_the_list_either(
+    admin_client, declared, make_schedule
+):
+    other = make_schedule(name="typed-in-admin")
+    response = admin_client.post(
+        CHANGELIST, {"action": "delete_selected", "_selected_action": [declared.pk, other.pk]}
+    )
+    assert "Schedule: nightly (declared in code: remove its declaration and deploy first)" in (
+        text(response)
+    )
+    response = admin_client.post(
+        CHANGELIST,
+        {"action": "delete_selected", "_selected_action": [declared.pk], "post": "yes"},
+    )
+    assert Schedule.objects.filter(pk=declared.pk).exists()
+
+
 def test_code_owned_operations_stay_available(admin_client, declared):
     page = text(admin_client.get(change_url(declared)))
     for action in ("run", "pause"):
