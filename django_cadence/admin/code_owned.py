@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from ..models import Schedule
+from ..models import Kind, Schedule
 from ..ops.declarations import CODE_OWNED_FIELDS, origin_of
 
 READ_ONLY = ("name", "enabled", *CODE_OWNED_FIELDS)
@@ -77,7 +77,10 @@ def undeletable(schedules: list[Schedule]) -> list[str]:
 
 
 def fieldsets(fieldsets: tuple[Any, ...], schedule: Schedule) -> tuple[Any, ...]:
-    """The page's fieldsets with the notice on top and the payload shown redacted."""
+    """The page's fieldsets with the notice on top, the payload shown redacted, and only the
+    schedule's own kind's fields (nothing can be typed, so no other kind can be chosen)."""
     first, *rest = fieldsets
     fields = tuple("payload_redacted" if f == "payload" else f for f in first[1]["fields"])
-    return ((None, {**first[1], "fields": fields, "description": notice(schedule)}), *rest)
+    other = {f"cadence-kind-{k}" for k in Kind.values if k != schedule.kind}
+    kept = [fs for fs in rest if not other & set(fs[1].get("classes", ()))]
+    return ((None, {**first[1], "fields": fields, "description": notice(schedule)}), *kept)

@@ -61,6 +61,8 @@ def test_code_owned_declared_fields_are_read_only_and_the_payload_redacted(admin
     assert "hunter2" not in page
     assert 'name="_save"' not in page
     assert "0 3 * * *" in page  # shown, not editable
+    assert "Cron (kind: cron)" in page
+    assert "Interval (kind: interval)" not in page  # only its own kind's fields
 
 
 def test_code_owned_post_cannot_change_a_declared_field(admin_client, declared):
