@@ -39,21 +39,30 @@ def _schedule(schedule: Schedule | int | str) -> Schedule:
 
 
 def trigger(
-    schedule: Schedule | int | str, *, force: bool = False, now: datetime | None = None
+    schedule: Schedule | int | str,
+    *,
+    force: bool = False,
+    even_if_paused: bool = False,
+    now: datetime | None = None,
 ) -> Attempt:
     """Run a schedule now, as a ``manual`` attempt.
 
     It goes through the schedule's overlap policy (so it may be recorded ``skipped``) unless
     ``force``; a forced run still waits for a serial schedule's running attempt to end.
     Several calls make several attempts: manual runs are never collapsed into one.
+
+    A paused schedule is refused unless ``even_if_paused``: then this one attempt runs (with
+    its retries), marked ``even_if_paused``, and the schedule stays paused (invariant 6).
     """
     now = now or default_clock().now()
     with transaction.atomic():
         target = Schedule.objects.select_for_update().get(pk=_schedule(schedule).pk)
-        if not target.enabled:
+        if not target.enabled and not even_if_paused:
             raise InvalidTransition(
-                f"Schedule {target.name!r} is paused; resume it before running it."
+                f"Schedule {target.name!r} is paused; resume it, or run it once while it stays "
+                "paused with trigger(..., even_if_paused=True) (the admin's Run now on its page)."
             )
+        while_paused = not target.enabled
         state = overlap_states([target.pk])[target.pk]
         admission = policies.admit("allow" if force else target.overlap, state, 1)
         occurrence_at = now
@@ -71,6 +80,7 @@ def trigger(
             retry_at=now if row.retry_at else None,  # ready now, whatever its key's instant
             finished_at=row.finished_at,
             error=row.error,
+            even_if_paused=while_paused,
         )
         if row.status == Status.PENDING:
             if admission.cancel_running:
@@ -81,11 +91,13 @@ def trigger(
                 ).to_cancelled(now=now, reason=policies.REPLACED)
             store.of().notify_change()
     logger.info(
-        "attempt triggered id=%s schedule=%s status=%s force=%s",
+        "attempt triggered id=%s schedule=%s status=%s force=%s even_if_paused=%s%s",
         attempt.pk,
         escape_control(target.name),
         attempt.status,
         force,
+        while_paused,
+        ": one manual run; the schedule stays paused" if while_paused else "",
     )
     return attempt
 

@@ -30,6 +30,7 @@ from .executors.calling import AttemptContext
 from .executors.registry import job
 
 IDEMPOTENCY_KEY = "idempotency_key"
+TASK_EXECUTOR = "django_cadence.tasks.enqueue"
 
 
 class TaskNotUsable(CadenceError, ValueError):
@@ -117,6 +118,46 @@ def check_task(path: object) -> Any:
             "allows its path; list its exact path in CADENCE_TASKS."
         )
     return found
+
+
+PAYLOAD_KEYS = ("task", "args", "kwargs", "backend", "queue_name", "priority")
+
+
+def check_payload(payload: dict[str, Any]) -> None:
+    """A schedule's ``enqueue`` payload, checked when the schedule is saved rather than when it
+    first runs: an allowed task, and ``args`` and ``kwargs`` its function accepts.
+
+    ``TaskNotUsable`` names what is wrong and what to do.
+    """
+    unknown = sorted(set(payload) - set(PAYLOAD_KEYS))
+    if unknown:
+        raise TaskNotUsable(
+            f"The payload of django_cadence.tasks.enqueue takes {', '.join(PAYLOAD_KEYS)}; "
+            f"not {', '.join(unknown)}: put the task's own arguments in kwargs."
+        )
+    if "task" not in payload:
+        raise TaskNotUsable(
+            'The payload needs the task to enqueue: {"task": "myapp.tasks.send", "kwargs": {...}}.'
+        )
+    found = check_task(payload["task"])
+    args, kwargs = payload.get("args") or [], payload.get("kwargs") or {}
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise TaskNotUsable("The payload's args must be a JSON list and its kwargs an object.")
+    bound = dict(kwargs)
+    if _accepts_idempotency_key(found):
+        bound.setdefault(IDEMPOTENCY_KEY, "")  # the engine passes it at run time
+    try:
+        signature = inspect.signature(found.func)
+    except (TypeError, ValueError):
+        return  # a callable without a signature: checked when it runs
+    try:
+        signature.bind(*args, **bound)
+    except TypeError as exc:
+        takes = ", ".join(name for name in signature.parameters if name != IDEMPOTENCY_KEY)
+        raise TaskNotUsable(
+            f"Task {payload['task']!r} cannot take these args and kwargs ({exc}); it takes "
+            f"{takes or 'no arguments'}."
+        ) from None
 
 
 def _accepts_idempotency_key(task: Any) -> bool:

@@ -5,6 +5,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from django_cadence import tasks
 from django_cadence.exceptions import Permanent
@@ -150,3 +151,64 @@ def test_tasks_declared_task_is_checked_when_reconciled(settings):
     }
     with pytest.raises(InvalidDeclarations, match="payload: give either task"):
         reconcile.reconcile(AT)
+
+
+@pytest.mark.parametrize(
+    ("payload", "words"),
+    [
+        ({"task": "os.system"}, "Task 'os.system' is not allowed"),
+        ({"task": "tests.tasks.not_a_task"}, "not a task; decorate the function with @task"),
+        ({"task": "tests.tasks.double"}, "cannot take these args and kwargs"),
+        ({"task": "tests.tasks.double", "kwargs": {"y": 1}}, "argument: 'x'); it takes x."),
+        ({"task": "tests.tasks.double", "args": [1, 2]}, "cannot take these args and kwargs"),
+        ({"task": "tests.tasks.double", "args": {"x": 1}}, "args must be a JSON list"),
+        ({"task": "tests.tasks.double", "x": 1}, "put the task's own arguments in kwargs"),
+        ({"kwargs": {"x": 1}}, "needs the task to enqueue"),
+    ],
+)
+def test_tasks_enqueue_payload_is_checked_when_saved_in_the_orm(payload, words):
+    with pytest.raises(ValidationError) as excinfo:
+        Schedule.objects.create(
+            name="enqueue", cron="@daily", executor="django_cadence.tasks.enqueue", payload=payload
+        )
+    assert words in " ".join(excinfo.value.message_dict["payload"])
+    assert not Schedule.objects.exists()
+
+
+def test_tasks_enqueue_payload_that_fits_is_saved():
+    for payload in (
+        {"task": "tests.tasks.double", "args": [2]},
+        {"task": "tests.tasks.double", "kwargs": {"x": 2}},
+        {"task": "tests.tasks.send_report", "kwargs": {"recipient": "a"}},  # key passed later
+    ):
+        Schedule.objects.create(
+            name=str(payload),
+            cron="@daily",
+            executor="django_cadence.tasks.enqueue",
+            payload=payload,
+        )
+    assert Schedule.objects.count() == 3
+
+
+def test_tasks_enqueue_payload_is_checked_on_the_admin_form(admin_client):
+    from django.urls import reverse
+
+    response = admin_client.post(
+        reverse("admin:django_cadence_schedule_add"),
+        {
+            "name": "enqueue",
+            "enabled": "on",
+            "executor": "django_cadence.tasks.enqueue",
+            "payload": '{"task": "tests.tasks.double", "kwargs": {"y": 1}}',
+            "kind": "cron",
+            "cron": "@daily",
+            "timezone": "UTC",
+            "overlap": "skip_if_running",
+            "misfire": "fire_once",
+            "jitter": "0",
+        },
+    )
+    assert response.status_code == 200
+    page = " ".join(response.content.decode().split())
+    assert "Task &#x27;tests.tasks.double&#x27; cannot take these args and kwargs" in page
+    assert not Schedule.objects.exists()

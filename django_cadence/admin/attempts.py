@@ -199,7 +199,8 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
 
     @admin.display(description="occurrence", ordering="occurrence_at")
     def occurrence(self, obj: Attempt) -> str:
-        manual = format_html(' <span class="cadence-quiet">{}</span>', "run now")
+        label = "run now while paused" if obj.even_if_paused else "run now"
+        manual = format_html(' <span class="cadence-quiet">{}</span>', label)
         return format_html(
             "{}{}",
             display.instant(obj.occurrence_at, obj.schedule.timezone),

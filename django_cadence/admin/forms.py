@@ -9,7 +9,7 @@ keeps it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django import forms
@@ -23,6 +23,7 @@ from ..executors.payloads import REDACTED, redact
 from ..executors.registry import registered_jobs
 from ..models import Schedule
 from ..models.schedule import default_timezone
+from ..schedule import durations
 from ..schedule.describe import zone
 from .display import visible
 
@@ -126,6 +127,21 @@ class PayloadField(forms.JSONField):
             return forms.fields.InvalidJSONInput(data)
 
 
+class DurationField(forms.DurationField):
+    """A duration as people type it (``5 minutes``, ``1h 30m``, ``0:05:00``): one error, saying
+    what is accepted, for anything else (:mod:`django_cadence.schedule.durations`)."""
+
+    def to_python(self, value: Any) -> timedelta | None:
+        if value in self.empty_values:
+            return None
+        try:
+            return durations.parse(value)
+        except durations.DurationError as exc:
+            text = str(exc)
+            text = f"This field {text}" if text.startswith("must") else text
+            raise ValidationError(text, code="invalid") from None
+
+
 # Instants typed as wall time in the schedule's own zone (the "timezone" field), not TIME_ZONE.
 ZONED_FIELDS = ("run_at", "start_at", "end_at")
 ZONED_HELP = "Wall time in the schedule's time zone (the time zone field), to the second."
@@ -200,6 +216,18 @@ class ScheduleForm(forms.ModelForm):
         cleaned = super().clean() or {}
         zoned_fields(cleaned)
         return cleaned
+
+    def _update_errors(self, errors: ValidationError) -> None:
+        """The model's checks, less those on a field whose input was already refused: a
+        duration typed wrong shows one error (what is accepted), not also "needs a value"."""
+        refused = self._errors or {}  # type: ignore[attr-defined]
+        if hasattr(errors, "error_dict"):
+            errors.error_dict = {
+                field: messages
+                for field, messages in errors.error_dict.items()
+                if field not in refused
+            }
+        super()._update_errors(errors)  # type: ignore[misc]
 
     def clean_payload(self) -> Any:
         return self._restored("payload")

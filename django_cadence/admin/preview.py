@@ -2,8 +2,9 @@
 
 ``GET admin/django_cadence/schedule/preview/?kind=cron&cron=...&timezone=...`` answers
 ``{"occurrences": [{"utc", "local", "label", "utc_label", "dst_change"}], "errors": {field:
-[messages]}, "description": ...}``; run at, start at and end at are wall times in the
-schedule's zone, as in the form. The spec fields are parsed by the admin's own form fields
+[messages]}, "description": ...}``, or a ``hint`` instead of errors while the chosen kind's
+own field is empty (a new form is not wrong yet). Run at, start at and end at are wall times
+in the schedule's zone, as in the form. The spec fields are parsed by the admin's own form fields
 and validated by the same ``clean_schedule`` as a save, so the preview's errors are the form's
 errors. Only the spec is validated: the executor is blanked on the in-memory candidate, so
 nothing is imported and nothing runs; nothing is saved either.
@@ -22,7 +23,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from ..models import Schedule
-from ..models.validation import clean_schedule
+from ..models.validation import KIND_FIELDS, clean_schedule
 from ..schedule.describe import describe_schedule, zone
 from ..schedule.timefmt import format_instant, format_utc
 from .forms import OUT_OF_RANGE, zoned_fields
@@ -107,6 +108,14 @@ def occurrences(schedule: Schedule, after: datetime) -> list[dict[str, Any]]:
     return rows
 
 
+def _not_filled_in(candidate: Schedule) -> str:
+    """A hint, not an error, while the chosen kind's own field is still empty (a new form)."""
+    for name in KIND_FIELDS.get(candidate.kind, ()):
+        if getattr(candidate, name) in (None, ""):
+            return f"Fill in {name} to see the next occurrences."
+    return ""
+
+
 def preview(model_admin: ModelAdmin, request: HttpRequest) -> JsonResponse:
     """The JSON answer; validation problems are a normal answer (200) with ``errors`` set."""
     candidate = _check_permission(model_admin, request) or Schedule()
@@ -119,6 +128,8 @@ def preview(model_admin: ModelAdmin, request: HttpRequest) -> JsonResponse:
         for name in PREVIEW_FIELDS:
             setattr(candidate, name, form.cleaned_data[name])
         candidate.executor, candidate.payload = "", {}  # the spec only: import and run nothing
+        if hint := _not_filled_in(candidate):
+            return JsonResponse({"occurrences": [], "errors": {}, "description": "", "hint": hint})
         clean_schedule(candidate, check_name=False)
         found = occurrences(candidate, after)
     except ValidationError as exc:

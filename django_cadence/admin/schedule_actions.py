@@ -26,10 +26,12 @@ from . import operations
 from .object_actions import ObjectAction, ObjectActionsAdmin
 
 
-def _run_now(force: bool) -> Any:
+def _run_now(force: bool, *, even_if_paused: bool = False) -> Any:
     def run(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
-        attempt = services.trigger(schedule, force=force)
+        attempt = services.trigger(schedule, force=force, even_if_paused=even_if_paused)
         how = "Ran now, bypassing the overlap policy" if force else "Ran now"
+        if even_if_paused:
+            how = "Ran once now while paused (the schedule stays paused)"
         model_admin.log_change(
             request, schedule, f"{how}: attempt {attempt.pk} is {attempt.status}."
         )
@@ -38,7 +40,8 @@ def _run_now(force: bool) -> Any:
             policy = schedule.get_overlap_display()
             text = f"“{schedule.name}” was not run: its overlap policy ({policy}) skipped it."
             return text, messages.WARNING, ""
-        return f"“{schedule.name}” runs now: {attempt}.", messages.SUCCESS, url
+        stays = " It stays paused: nothing else runs until it is resumed." if even_if_paused else ""
+        return f"“{schedule.name}” runs now: {attempt}.{stays}", messages.SUCCESS, url
 
     return run
 
@@ -69,12 +72,34 @@ def _is_paused(schedule: Schedule) -> str:
     return "paused"
 
 
+def _run_paused_instead(schedule: Schedule) -> str:
+    return "paused: to run it once while it stays paused, use Run now on its page"
+
+
 def _not_paused(schedule: Schedule) -> str:
     return "not paused"
 
 
 RUN = ObjectAction(
-    "run", "Run now", operations.RUN_SCHEDULE, _enabled, _run_now(force=False), why_not=_is_paused
+    "run",
+    "Run now",
+    operations.RUN_SCHEDULE,
+    _enabled,
+    _run_now(force=False),
+    why_not=_run_paused_instead,
+)
+RUN_PAUSED = ObjectAction(
+    "run-paused",
+    "Run now",
+    operations.RUN_SCHEDULE,
+    _paused,
+    _run_now(force=False, even_if_paused=True),
+    confirm=(
+        "This schedule is paused. Run now makes one manual attempt of it now (through its "
+        "overlap policy, with its retries); the schedule stays paused: nothing else runs "
+        "until it is resumed."
+    ),
+    why_not=_not_paused,
 )
 FORCE_RUN = ObjectAction(
     "force-run",
@@ -90,7 +115,7 @@ PAUSE = ObjectAction(
 RESUME = ObjectAction(
     "resume", "Resume", operations.RESUME_SCHEDULE, _paused, _resume, why_not=_not_paused
 )
-SCHEDULE_ACTIONS = (RUN, FORCE_RUN, PAUSE, RESUME)
+SCHEDULE_ACTIONS = (RUN, FORCE_RUN, RUN_PAUSED, PAUSE, RESUME)
 
 
 class ScheduleActions(ObjectActionsAdmin):

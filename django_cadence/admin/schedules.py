@@ -12,10 +12,10 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
-from django.db import router
+from django.db import models, router
 from django.db.models import Count, QuerySet
 from django.db.models.deletion import Collector, ProtectedError, RestrictedError
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
@@ -25,8 +25,8 @@ from ..models import Attempt, Kind, Schedule
 from ..models.validation import KIND_FIELDS
 from ..schedule.describe import describe_schedule
 from ..schedule.timefmt import format_utc
-from . import display, preview
-from .forms import ScheduleForm
+from . import code_owned, display, preview
+from .forms import DurationField, ScheduleForm
 from .recent import (
     STRIP_LENGTH,
     LastOutcomeFilter,
@@ -57,11 +57,12 @@ KIND_FIELDSETS: tuple[Any, ...] = tuple(
 @admin.register(Schedule)
 class ScheduleAdmin(ScheduleActions):
     form = ScheduleForm
+    formfield_overrides = {models.DurationField: {"form_class": DurationField}}
     # Four columns fit beside the navigation sidebar and the filters at 1280 px: the zone is
     # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, and the
     # last outcome above the strip of the last attempts.
     list_display = ("schedule_name", "rule", "next_run", "lately")
-    list_filter = ("kind", "enabled", "overlap", LastOutcomeFilter)
+    list_filter = ("kind", "enabled", code_owned.OwnerFilter, "overlap", LastOutcomeFilter)
     # metadata as shown: a team, an owner or a runbook link typed in the box finds the
     # schedule, a secret value never does (see ``search.search_schedules``).
     search_fields = ("name", "executor", "metadata")  # shown; searched by search.py
@@ -80,6 +81,8 @@ class ScheduleAdmin(ScheduleActions):
         "created",
         "enabled_since",
         "updated",
+        "payload_shown",
+        "metadata_shown",
     )
     fieldsets = (
         (None, {"fields": ("name", "enabled", "executor", "payload", "metadata")}),
@@ -125,6 +128,8 @@ class ScheduleAdmin(ScheduleActions):
     def get_fieldsets(self, request: HttpRequest, obj: Schedule | None = None) -> Any:
         """The add page's ``?kind=`` keeps only that kind's fields; otherwise every kind's
         fieldset is there, labelled, and ``schedule_kind.js`` shows the chosen one."""
+        if obj and obj.code_owned:
+            return code_owned.fieldsets((*self.fieldsets, self.state_fieldset), obj)
         if obj and not self.has_change_permission(request, obj):
             return _shown(*self.fieldsets, self.state_fieldset)
         if obj:
@@ -147,6 +152,29 @@ class ScheduleAdmin(ScheduleActions):
             for fieldset in self.fieldsets
             if not other & set(fieldset[1].get("classes", ()))
         )
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """A code-owned schedule's page has nothing to save: no Save buttons."""
+        obj = self.get_object(request, object_id)
+        if obj is not None and obj.code_owned:
+            extra_context = {**(extra_context or {}), **code_owned.NOTHING_TO_SAVE}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Schedule | None = None) -> Any:
+        fields = super().get_readonly_fields(request, obj)
+        return (*fields, *code_owned.READ_ONLY) if obj and obj.code_owned else fields
+
+    def has_delete_permission(self, request: HttpRequest, obj: Schedule | None = None) -> bool:
+        """Not while code declares it: the next deploy would create it again, history lost."""
+        if obj is not None and obj.code_owned:
+            return False
+        return super().has_delete_permission(request, obj)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return annotate_recent(super().get_queryset(request))
@@ -181,7 +209,8 @@ class ScheduleAdmin(ScheduleActions):
         if total := sum(counts.values()):
             model_count[Attempt._meta.verbose_name_plural] = total
         perms_needed = set() if self.has_delete_permission(request) else {"schedule"}
-        return deleted, model_count, perms_needed, _protected(schedules)
+        declared = code_owned.undeletable(schedules)
+        return deleted, model_count, perms_needed, [*declared, *_protected(schedules)]
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return ScheduleChangeList
@@ -198,7 +227,7 @@ class ScheduleAdmin(ScheduleActions):
 
     @admin.display(description="name", ordering="name")
     def schedule_name(self, obj: Schedule) -> str:
-        return display.clipped(obj.name, "name")
+        return format_html("{}{}", display.clipped(obj.name, "name"), code_owned.badge(obj))
 
     @admin.display(description="rule", ordering="kind")
     def rule(self, obj: Schedule) -> str:
@@ -261,6 +290,13 @@ class ScheduleAdmin(ScheduleActions):
 
     @admin.display(description=f"next {preview.COUNT} occurrences")
     def upcoming(self, obj: Schedule) -> str:
+        if obj.code_owned:  # no spec fields to type: the stored spec's occurrences
+            items = format_html_join(
+                "",
+                "<li>{}</li>",
+                ((display.instant(at, obj.timezone),) for at in obj.upcoming(preview.COUNT)),
+            )
+            return format_html('<ol class="cadence-upcoming">{}</ol>', items) if items else "-"
         return format_html(
             '<div class="cadence-preview" data-preview-url="{}" data-object-id="{}" '
             'aria-live="polite">{}</div>',

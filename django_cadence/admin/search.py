@@ -4,9 +4,10 @@ executor and metadata as shown.
 What a search matches is only what the page shows, so the box is no oracle for what redaction
 hides (its row count would otherwise reveal a secret letter by letter). Attempts are not
 searched by error text: a term matching inside a redacted secret would find the row, and
-checking each match against its redacted text would mean redacting every candidate's error. A schedule's
-metadata is matched by the database first, then each candidate is kept only if the term is
-in its metadata as shown, secrets redacted (schedules are few; their metadata is small).
+checking each match against its redacted text would mean redacting every candidate's error.
+A schedule's metadata is matched by the database first, then each candidate is kept only if
+the term is in its metadata as shown, secrets redacted (schedules are few; their metadata is
+small).
 
 Two shapes of Django's default search are slow on a large table. Its join on the schedule
 lets MariaDB plan from the schedules' side and sort every attempt (a minute at 10^6);

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
-from ..exceptions import Permanent
+from ..exceptions import ExecutorNotAllowed, Permanent
 from ..executors import allow_list, calling
 from ..executors.payloads import outcome_or_none
 
@@ -33,6 +33,7 @@ class TryResult:
     value: Any = None
     error: str = ""
     committed: bool = False  # the success write already happened (atomic jobs)
+    reason: str = ""  # why a permanent failure is one, for the dead letter's note
 
 
 class LostLease(Exception):
@@ -49,10 +50,19 @@ def run_try(claim: Claim, now_for_commit: Callable[[], datetime]) -> TryResult:
             return _run_atomic(claim, func, now_for_commit)
         value = calling.call(func, claim.payload, claim.context())
         return TryResult("ok", outcome_or_none(value))
+    except ExecutorNotAllowed as exc:
+        # Retrying cannot fix it: only an operator or a deploy can (docs/design.md, Executors).
+        return TryResult("permanent", error=str(exc), reason=NOT_ALLOWED)
     except Permanent as exc:
         return TryResult("permanent", error=_describe(exc))
     except Exception as exc:  # noqa: BLE001 - any job failure is recorded, never raised
         return TryResult("error", error=_describe(exc))
+
+
+NOT_ALLOWED = (
+    "executor not allowed, so not retried; allow it again or give the schedule an allowed "
+    "executor, then retry this attempt"
+)
 
 
 def _run_atomic(

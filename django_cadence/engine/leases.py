@@ -121,13 +121,16 @@ _CLAIM_FIELDS = (
 
 
 def _candidates(window: int, due_by: datetime) -> QuerySet[Attempt, Any]:
-    """Ready attempts of enabled schedules, oldest first, locked with their schedules.
+    """Ready attempts of enabled schedules (and manual runs asked for even if paused), oldest
+    first, locked with their schedules.
 
     ``FOR UPDATE`` without ``OF`` locks the rows of both tables of the join on every backend.
     """
     return (
         Attempt.objects.ready(due_by)
-        .filter(schedule__enabled=True)  # nothing runs while its schedule is paused
+        # Nothing runs while its schedule is paused, but a manual run asked for even so
+        # (invariant 6 in docs/design.md).
+        .filter(Q(schedule__enabled=True) | Q(even_if_paused=True))
         .filter(_next_in_line())
         .order_by("retry_at")  # the ready index gives this order; ties by id would sort all
         .select_for_update(skip_locked=True)

@@ -279,6 +279,24 @@ class Engine:
             self._wake.clear()  # the loop clears it before the tick anyway
             self._wake.wait(remaining)
 
+    def _say_what_drain_waits_for(self, grace: float) -> None:
+        """One line at once, so a stopped engine is never silent while it waits."""
+        claims = self.tries.claims()
+        if not claims:
+            logger.info("draining: nothing running; exiting")
+            return
+        ids = ", ".join(str(c.attempt_id) for c in claims)
+        tries = "1 running try" if len(claims) == 1 else f"{len(claims)} running tries"
+        logger.warning(
+            "draining: waiting up to %g s (CADENCE_SHUTDOWN_GRACE) for %s to finish "
+            "(attempts %s); any still running then are handed back to other workers. "
+            "A second Ctrl+C (SIGINT or SIGTERM) exits now and hands nothing back: "
+            "their leases expire and another worker takes them over",
+            grace,
+            tries,
+            ids,
+        )
+
     def _drain(self, grace: float) -> None:
         """Stop claiming, let running tries finish within ``grace``, release the rest."""
         self.claiming = False
@@ -286,6 +304,7 @@ class Engine:
             self.tries.release_queued()  # claimed ahead, never started: any worker may take them
         except DatabaseError as exc:
             logger.error("could not release attempts (%s); their leases will expire", exc)
+        self._say_what_drain_waits_for(grace)
         deadline = time.monotonic() + grace
         while (self.tries or self.tries.has_unrecorded()) and time.monotonic() < deadline:
             self._wake.clear()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from ..models import Attempt, Schedule
 from ..store.prepared import PreparedRead
@@ -26,10 +26,11 @@ def _next_due(_shape: None, _value: None) -> QuerySet[Any, Any]:
 
 
 def _next_ready(_shape: None, _value: None) -> QuerySet[Any, Any]:
-    # Pending rows always have a ``retry_at`` (a constraint); paused schedules' wait.
+    # Pending rows always have a ``retry_at`` (a constraint); paused schedules' wait, but for
+    # manual runs asked for even if paused.
     return (
         Attempt.objects.pending()
-        .filter(schedule__enabled=True)
+        .filter(Q(schedule__enabled=True) | Q(even_if_paused=True))
         .order_by("retry_at")
         .values_list("retry_at")[:1]
     )

@@ -84,8 +84,13 @@ def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Cl
     return landed
 
 
-def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = False) -> str | None:
-    """Fenced: schedule a retry or dead-letter the attempt; returns the new status or None."""
+def record_failure(
+    c: Claim, error: str, now: datetime, *, permanent: bool = False, reason: str = ""
+) -> str | None:
+    """Fenced: schedule a retry or dead-letter the attempt; returns the new status or None.
+
+    ``reason`` names a permanent failure's cause in the dead letter's note.
+    """
     plan = policies.plan_failure(
         tries=c.tries,
         max_attempts=c.max_attempts,
@@ -104,7 +109,7 @@ def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = Fal
             return None
         signals.attempt_failed.send(Attempt, error=error, retry_at=plan.retry_at, **c.event())
         return Status.PENDING
-    note = f"[dead letter: {plan.reason}]"
+    note = f"[dead letter: {reason or plan.reason}]"
     written = fenced(c).to_dead_letter(
         now=now,
         error=f"{error}\n{note}" if error else note,
@@ -119,7 +124,7 @@ def record_failure(c: Claim, error: str, now: datetime, *, permanent: bool = Fal
         schedule=c.schedule_name,
         occurrence_at=c.occurrence_at,
         try_number=c.tries,
-        reason=plan.reason,
+        reason=reason or plan.reason,
     )
     maybe_pause(c.schedule_id, c.pause_after_failures)
     return Status.DEAD_LETTER

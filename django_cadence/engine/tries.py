@@ -252,7 +252,10 @@ class HeldTries:
         if claim.cancel_event.is_set():
             outcomes.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
         else:
-            outcomes.record_failure(claim, result.error, now, permanent=result.kind == "permanent")
+            permanent = result.kind == "permanent"
+            outcomes.record_failure(
+                claim, result.error, now, permanent=permanent, reason=result.reason
+            )
 
     def enforce_timeouts(self, now: datetime) -> None:
         """Fail the tries past their deadline; their threads are told to stop."""

@@ -44,10 +44,26 @@ def check_allowed(path: object) -> None:
             "such as 'myapp.jobs.send', registered with @job or listed in CADENCE_EXECUTORS."
         )
     if not is_allowed(path):
-        raise ExecutorNotAllowed(
-            f"Executor {shown} is not allowed: it is not registered with @job and matches no "
-            "pattern in CADENCE_EXECUTORS."
-        )
+        raise ExecutorNotAllowed(not_allowed_message(str(path)))
+
+
+def not_allowed_message(path: str) -> str:
+    """Why ``path`` may not run, where jobs are looked for, and the ways to allow it."""
+    module, name = path.rsplit(".", 1)
+    same_name = sorted(p for p in registry.registered_jobs() if p.rsplit(".", 1)[1] == name)
+    found = (
+        f" A function of that name is registered as {same_name[0]!r} (@job registers a "
+        "function under the module that defines it): use that path."
+        if same_name
+        else ""
+    )
+    return (
+        f"Executor {path!r} is not allowed: no @job registered that path and no "
+        "CADENCE_EXECUTORS entry matches it. @job functions are found by importing each "
+        f"installed app's jobs.py, and register under the module that defines them.{found} "
+        f"To allow it: move the function into an app's jobs.py, import {module!r} from one, "
+        f"or add {path!r} (or '{module}.*') to CADENCE_EXECUTORS."
+    )
 
 
 def resolve(path: str) -> Callable[..., Any]:

@@ -66,6 +66,11 @@ class Attempt(models.Model):
     cancel_requested = models.BooleanField(
         default=False, help_text="Set to ask the running try to stop (replace overlap, cancel)."
     )
+    even_if_paused = models.BooleanField(
+        default=False,
+        help_text="A manual run asked for while its schedule was paused: it runs (with its "
+        "retries) though the schedule stays paused.",
+    )
     history = models.JSONField(
         default=list, blank=True, help_text="One entry per try: worker, timing, error."
     )

@@ -18,7 +18,7 @@ from django.utils import timezone as django_timezone
 
 from ..schedule import specs
 from .choices import Kind, Misfire, Overlap, in_choices
-from .validation import clean_schedule
+from .validation import clean_schedule, inferred_kind
 
 ZERO = timedelta(0)
 
@@ -206,6 +206,15 @@ class Schedule(models.Model):
                 name="cadence_schedule_end_after_start",
             ),
         )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """``Schedule(interval=...)`` without a kind is an interval schedule (and so on for
+        ``cron`` and ``run_at``), as in ``CADENCE_SCHEDULES``; a kind given is kept."""
+        if not args and "kind" not in kwargs:
+            kind = inferred_kind(kwargs)
+            if kind is not None:
+                kwargs["kind"] = kind
+        super().__init__(*args, **kwargs)
 
     def __str__(self) -> str:
         return self.name

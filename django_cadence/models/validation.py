@@ -7,20 +7,21 @@ check that the payload fits its signature.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
-from django.utils.dateparse import parse_duration
 
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..executors import allow_list, calling, payloads
-from ..schedule import specs
+from ..schedule import durations, specs
 
 if TYPE_CHECKING:
     from . import Schedule
+
+TASK_EXECUTOR = "django_cadence.tasks.enqueue"  # its payload names a task, checked on save
 
 # The fields each kind uses; the others must be empty.
 KIND_FIELDS = {
@@ -29,6 +30,7 @@ KIND_FIELDS = {
     "once": ("run_at",),
 }
 SPEC_FIELDS = ("cron", "interval", "run_at")
+KIND_OF_FIELD = {"cron": "cron", "interval": "interval", "run_at": "once"}
 # SQLite and MariaDB store a duration as a 64-bit count of microseconds (some 292,000 years);
 # a longer one would crash the save (or the constraint checks of full_clean) with an
 # OverflowError instead of a message. A thousand years is past any sensible schedule.
@@ -86,37 +88,45 @@ KIND_NAMES = {
 }
 
 
+def spec_fields_given(values: Mapping[str, Any]) -> list[str]:
+    """Which of cron, interval and run_at have a value in ``values``."""
+    return [field for field in SPEC_FIELDS if not _is_empty(values.get(field))]
+
+
+def inferred_kind(values: Mapping[str, Any]) -> str | None:
+    """The kind the spec fields imply when exactly one of cron, interval, run_at is given.
+
+    ``Schedule(interval=...)`` and ``CADENCE_SCHEDULES`` both infer the kind with it.
+    """
+    given = spec_fields_given(values)
+    return KIND_OF_FIELD[given[0]] if len(given) == 1 else None
+
+
 def _check_kind_fields(schedule: Schedule, add: AddError, already_wrong: set[str]) -> None:
     used = KIND_FIELDS.get(schedule.kind)
     if used is None:
         return  # the field's own choices validation reports an unknown kind
     subject = KIND_NAMES[schedule.kind]
+    values = {field: getattr(schedule, field) for field in SPEC_FIELDS}
+    other = inferred_kind({f: v for f, v in values.items() if f not in used})
     for field in SPEC_FIELDS:
-        value = getattr(schedule, field)
+        value = values[field]
         if field in already_wrong:
             continue
         if field in used and _is_empty(value):
-            add(field, f"{subject} needs a value for {field}.")
+            hint = f" For {KIND_NAMES[other].lower()}, set kind={other!r}." if other else ""
+            add(field, f"{subject} needs a value for {field}.{hint}")
         elif field not in used and not _is_empty(value):
             add(field, f"{subject} must leave {field} empty.")
 
 
 def to_duration(value: Any) -> timedelta | None:
-    """A ``timedelta``, a number of seconds or a string such as ``"00:05:00"`` as a ``timedelta``.
+    """A ``timedelta``, a number of seconds or a string (``"5 minutes"``, ``"0:05:00"``).
 
-    Raises ``ValueError`` for anything else; the settings, the model and the admin share it.
+    Raises ``ValueError`` for anything else; the settings, the model and the admin share it
+    (:mod:`django_cadence.schedule.durations`).
     """
-    if value is None or isinstance(value, timedelta):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return timedelta(seconds=value)
-    parsed = parse_duration(value) if isinstance(value, str) else None
-    if parsed is None:
-        raise ValueError(
-            f"must be a timedelta, a number of seconds or a duration such as '00:05:00', "
-            f"not {value!r}."
-        )
-    return parsed
+    return durations.parse(value)
 
 
 def _is_duration(field: Any) -> bool:
@@ -248,6 +258,11 @@ def _check_executor_and_payload(schedule: Schedule, add: AddError) -> None:
         return
     if payload_ok:
         try:
-            calling.check_call(func, schedule.payload)
+            if schedule.executor == TASK_EXECUTOR:
+                from ..tasks import check_payload
+
+                check_payload(schedule.payload)  # the task's own arguments, too
+            else:
+                calling.check_call(func, schedule.payload)
         except CadenceError as exc:
             add("payload", str(exc))

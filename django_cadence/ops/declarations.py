@@ -21,12 +21,11 @@ from django.utils.dateparse import parse_datetime
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..executors import registry as executors
-from ..models.validation import to_duration
+from ..models.validation import TASK_EXECUTOR, inferred_kind, spec_fields_given, to_duration
 
 if TYPE_CHECKING:
     from ..models import Schedule
 
-TASK_EXECUTOR = "django_cadence.tasks.enqueue"
 
 # What code owns: the spec, the executor and payload, the policies. The operator keeps
 # ``enabled`` (a pause survives redeploys); the engine keeps its own fields.
@@ -53,7 +52,6 @@ DURATION_FIELDS = frozenset(
 DATETIME_FIELDS = frozenset({"run_at", "start_at", "end_at"})
 TASK_KEYS = ("task", "args", "kwargs")
 ACCEPTED_KEYS = frozenset(CODE_OWNED_FIELDS) | frozenset(TASK_KEYS)
-KIND_KEYS = {"cron": "cron", "interval": "interval", "run_at": "once"}
 
 
 AddError = Callable[[str, str], None]  # add(field, message): one more error for a field
@@ -102,6 +100,13 @@ def collect() -> tuple[list[Declaration], list[DeclarationError]]:
     return list(found.values()), errors
 
 
+def origin_of(name: str) -> str:
+    """Where the schedule ``name`` is declared (``CADENCE_SCHEDULES['name']``, ``@job(...) on
+    path``), or "" when code no longer declares it."""
+    found, _ = collect()
+    return next((d.origin for d in found if d.name == name), "")
+
+
 def build(declaration: Declaration) -> Schedule:
     """The declared schedule, unsaved and validated; ``DeclarationError`` lists what is wrong."""
     from ..models import Schedule
@@ -129,7 +134,11 @@ def build(declaration: Declaration) -> Schedule:
     except ValidationError as exc:
         for field, messages in exc.message_dict.items():
             for message in messages:
-                add(field, message)
+                # The task's payload is checked by the model; it was declared as ``task``.
+                add(
+                    "task" if field == "payload" and "task" in declaration.fields else field,
+                    message,
+                )
     if errors:
         raise DeclarationError(declaration.name, declaration.origin, errors)
     return candidate
@@ -153,21 +162,16 @@ def _expand_task(declaration: Declaration, add: AddError) -> dict[str, Any]:
     for key in ("args", "kwargs"):
         if key in fields:
             payload[key] = fields.pop(key)
-    from ..tasks import TaskNotUsable, check_task
-
-    try:
-        check_task(task)
-    except TaskNotUsable as exc:
-        add("task", str(exc))
     fields["executor"] = TASK_EXECUTOR
     fields["payload"] = payload
     return fields
 
 
 def _infer_kind(fields: dict[str, Any], add: AddError) -> None:
-    given = [key for key in KIND_KEYS if fields.get(key) not in (None, "")]
-    if len(given) == 1:
-        fields["kind"] = KIND_KEYS[given[0]]
+    kind = inferred_kind(fields)
+    given = spec_fields_given(fields)
+    if kind is not None:
+        fields["kind"] = kind
     elif not given:
         add("kind", "give one of cron, interval or run_at (or task with one of them).")
     else:

@@ -181,6 +181,7 @@ _NEW_ATTEMPT_DEFAULTS = {
     "tries": "0",
     "recoveries": "0",
     "cancel_requested": "FALSE",
+    "even_if_paused": "FALSE",
     "history": "'[]'",
     "worker": "''",
     "claim_token": "NULL",

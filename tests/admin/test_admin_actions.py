@@ -193,6 +193,20 @@ def test_admin_run_now_counts_every_selected_schedule(admin_client, make_schedul
     assert all(e.startswith("Ran now: attempt ") for e in entries)
 
 
+def test_admin_run_now_on_a_selection_leaves_paused_schedules_saying_where_to_run_them(
+    admin_client, make_schedule
+):
+    running, paused = make_schedule(name="running"), make_schedule(name="paused", enabled=False)
+    response = run_action(admin_client, "schedule", "run_now", [running.pk, paused.pk])
+    assert list(Attempt.objects.values_list("schedule__name", flat=True)) == ["running"]
+    assert [str(m) for m in get_messages(response.wsgi_request)] == [
+        (
+            "1 run queued. 1 left alone: “paused” (paused: to run it once while it stays paused, "
+            "use Run now on its page)."
+        )
+    ]
+
+
 def test_admin_pause_records_who_paused(admin_client, make_schedule):
     schedule = make_schedule()
     run_action(admin_client, "schedule", "pause", [schedule.pk])

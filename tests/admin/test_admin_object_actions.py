@@ -42,6 +42,17 @@ CASES = {
         lambda s: s.attempts.filter(trigger="manual").count() == 1,
         "runs now",
     ),
+    "run-paused": Case(
+        "schedule",
+        "run-paused",
+        "run_schedule",
+        lambda make: make(enabled=False),
+        lambda s: (
+            s.attempts.filter(trigger="manual", even_if_paused=True).count() == 1
+            and not Schedule.objects.get(pk=s.pk).enabled
+        ),
+        "It stays paused: nothing else runs until it is resumed.",
+    ),
     "pause": Case(
         "schedule",
         "pause",
@@ -133,7 +144,7 @@ def test_object_page_operation_needs_its_permission_is_logged_and_says_what_happ
     assert page.status_code == 200
     url = do_url(case.page, obj.pk, case.action)
     assert (f'action="{url}"' in page.content.decode()) is granted
-    data = {"post": "yes"} if case.action == "discard" else {}
+    data = {"post": "yes"} if case.action in ("discard", "run-paused") else {}
     response = post_with_csrf(client, url, **data)
     if not granted:
         assert response.status_code == 403
@@ -161,6 +172,7 @@ def test_object_page_shows_only_the_operations_of_the_state(admin_client, make_s
     paused = make_schedule(name="paused", enabled=False)
     html = admin_client.get(page_url("schedule", paused.pk)).content.decode()
     assert do_url("schedule", paused.pk, "resume") in html
+    assert do_url("schedule", paused.pk, "run-paused") in html
     for action in ("run", "force-run", "pause"):
         assert do_url("schedule", paused.pk, action) not in html
     done = attempt(make_schedule(name="done"), "succeeded")
@@ -192,3 +204,25 @@ def test_run_now_skipped_by_the_overlap_policy_is_a_warning(admin_client, make_s
     response = admin_client.post(do_url("schedule", schedule.pk, "run"))
     text = " ".join(str(m) for m in get_messages(response.wsgi_request))
     assert "was not run: its overlap policy (skip if running) skipped it" in text
+
+
+def test_run_now_on_a_paused_schedule_asks_first_saying_it_stays_paused(
+    admin_client, make_schedule
+):
+    paused = make_schedule(name="paused", enabled=False)
+    response = admin_client.post(do_url("schedule", paused.pk, "run-paused"))
+    assert response.status_code == 200
+    page = " ".join(response.content.decode().split())
+    assert "This schedule is paused. Run now makes one manual attempt of it now" in page
+    assert "the schedule stays paused: nothing else runs until it is resumed." in page
+    assert "Yes, run now" in page
+    assert not paused.attempts.exists()
+
+    response = admin_client.post(do_url("schedule", paused.pk, "run-paused"), {"post": "yes"})
+    manual = paused.attempts.get()
+    assert manual.even_if_paused
+    page = " ".join(admin_client.get(response.url).content.decode().split())
+    assert "It stays paused: nothing else runs until it is resumed." in page
+    attempt_page = admin_client.get(page_url("attempt", manual.pk)).content.decode()
+    assert "run now while paused" in attempt_page
+    assert not Schedule.objects.get(pk=paused.pk).enabled

@@ -72,7 +72,12 @@ def test_admin_bulk_run_now_acts_on_the_rest_and_names_the_skipped(admin_client,
         {"action": "run_now", "_selected_action": [first.pk, paused.pk, last.pk], "index": "0"},
     )
     assert response.status_code == 302
-    assert messages_of(response) == [f"2 runs queued. 1 left alone: “{paused.name}” (paused)."]
+    assert messages_of(response) == [
+        (
+            f"2 runs queued. 1 left alone: “{paused.name}” (paused: to run it once while it "
+            "stays paused, use Run now on its page)."
+        )
+    ]
     assert set(Attempt.objects.values_list("schedule", flat=True)) == {first.pk, last.pk}
     assert LogEntry.objects.count() == 2
 

@@ -136,9 +136,8 @@ def test_admin_preview_once_reads_run_at_in_the_schedules_zone(admin_client):
     [
         ({"kind": "cron", "cron": "61 * * * *"}, "cron", "out of range"),
         ({"kind": "cron", "cron": "0 0 30 2 *"}, "cron", "never"),
-        ({"kind": "cron", "cron": ""}, "cron", "needs a value for cron"),
         ({"kind": "cron", "cron": "@daily", "timezone": "Nowhere/Land"}, "timezone", "Unknown"),
-        ({"kind": "interval", "interval": "soon"}, "interval", "Enter a valid duration"),
+        ({"kind": "interval", "interval": "soon"}, "interval", "must be a duration"),
         ({"kind": "interval", "interval": "00:00:00.1"}, "interval", "at least"),
         ({"kind": "fortnightly"}, "kind", "Select a valid choice"),
         ({"kind": "cron", "cron": "@daily", "after": "yesterday"}, "after", "ISO 8601"),
@@ -146,7 +145,6 @@ def test_admin_preview_once_reads_run_at_in_the_schedules_zone(admin_client):
     ids=[
         "cron-range",
         "cron-never",
-        "cron-missing",
         "zone",
         "duration",
         "too-short",
@@ -208,3 +206,15 @@ def test_admin_preview_redirects_anonymous_users_to_login(client, db):
     response = client.get(PREVIEW, {"kind": "cron", "cron": "@daily", "timezone": "UTC"})
     assert response.status_code == 302
     assert "/login/" in response["Location"]
+
+
+def test_admin_preview_of_an_empty_new_form_is_a_hint_not_an_error(admin_client):
+    data = preview(admin_client, kind="cron", cron="")
+    assert data["errors"] == {}
+    assert data["hint"] == "Fill in cron to see the next occurrences."
+
+
+def test_admin_preview_reads_an_interval_in_words(admin_client):
+    data = preview(admin_client, kind="interval", interval="5 minutes")
+    assert data["errors"] == {}
+    assert len(data["occurrences"]) == 10

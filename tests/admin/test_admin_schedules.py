@@ -392,3 +392,41 @@ def test_admin_form_refuses_a_field_of_another_kind_naming_it(admin_client):
     errors = response.context["adminform"].form.errors
     assert list(errors) == ["cron"]
     assert not Schedule.objects.filter(name="both").exists()
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("5 parsecs", "This field must be a duration: a number of seconds, words such as"),
+        ("00:05", "'00:05' is ambiguous: write '5 minutes' or '0:05:00'"),
+    ],
+)
+def test_admin_a_mistyped_interval_is_one_error_naming_the_accepted_forms(
+    admin_client, typed, words
+):
+    response = admin_client.post(ADD, form_data(kind="interval", cron="", interval=typed))
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert list(errors) == ["interval"]
+    assert len(errors["interval"]) == 1
+    assert words in errors["interval"][0]
+    assert words.replace("'", "&#x27;") in response.content.decode()
+
+
+def test_admin_an_interval_typed_in_words_is_saved(admin_client):
+    response = admin_client.post(ADD, form_data(kind="interval", cron="", interval="5 minutes"))
+    assert response.status_code == 302
+    assert Schedule.objects.get(name="nightly").interval == timedelta(minutes=5)
+
+
+def test_admin_an_empty_add_form_shows_no_error(admin_client):
+    page = admin_client.get(ADD).content.decode()
+    assert "errorlist" not in page
+    assert "errornote" not in page
+
+
+def test_admin_an_empty_add_form_posted_says_required_only_where_it_belongs(admin_client):
+    data = form_data(name="", executor="", cron="", timezone="UTC")
+    errors = admin_client.post(ADD, data).context["adminform"].form.errors
+    assert set(errors) == {"name", "executor", "cron"}
+    assert errors["cron"] == ["A cron schedule needs a value for cron."]

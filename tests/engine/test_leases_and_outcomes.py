@@ -330,3 +330,30 @@ def test_runner_a_batch_keeps_each_outcome_json_exact(schedule_at, clock):
     outcomes.record_successes([(one, 1), (true, True)], clock.now())
     assert Attempt.objects.get(pk=one.attempt_id).outcome == 1
     assert Attempt.objects.get(pk=true.attempt_id).outcome is True
+
+
+def test_runner_executor_no_longer_allowed_dead_letters_at_once_saying_how_to_fix(
+    schedule_at, clock, settings, engine, admin_client
+):
+    """Retrying cannot make a path allowed: one try, then a dead letter whose note says what
+    to do, on the attempt's admin page."""
+    _, attempt = due_attempt(schedule_at, clock, max_attempts=3)
+    settings.CADENCE_EXECUTORS = []
+
+    engine.tick()
+
+    attempt.refresh_from_db()
+    assert (attempt.status, attempt.tries) == ("dead_letter", 1)
+    assert attempt.error.startswith("Executor 'tests.jobs.noop' is not allowed")
+    assert attempt.error.endswith(
+        "[dead letter: executor not allowed, so not retried; allow it again or give the "
+        "schedule an allowed executor, then retry this attempt]"
+    )
+    from django.urls import reverse
+
+    page = admin_client.get(reverse("admin:django_cadence_attempt_change", args=[attempt.pk]))
+    text = " ".join(page.content.decode().split())
+    assert "add &#x27;tests.jobs.noop&#x27; (or &#x27;tests.jobs.*&#x27;) to CADENCE_EXECUTORS" in (
+        text
+    )
+    assert "executor not allowed, so not retried" in text

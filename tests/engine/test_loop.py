@@ -274,12 +274,47 @@ def test_engine_logs_clock_skew_against_the_database(caplog):
     assert 299 < skewed < 301
 
 
-def test_trigger_refuses_a_paused_schedule(schedule_at, clock):
+def test_trigger_refuses_a_paused_schedule_naming_the_flag(schedule_at, clock):
     schedule = schedule_at(interval=timedelta(hours=1))
     django_cadence.pause(schedule)
-    with pytest.raises(ValueError, match="paused"):
+    with pytest.raises(ValueError, match="is paused") as excinfo:
         django_cadence.trigger(schedule, now=clock.now())
+    assert "is paused; resume it, or run it once while it stays paused with trigger(..., " in (
+        str(excinfo.value)
+    )
+    assert "even_if_paused=True" in str(excinfo.value)
     assert not Attempt.objects.exists()
+
+
+def test_trigger_even_if_paused_runs_one_attempt_and_the_schedule_stays_paused(
+    engine, schedule_at, clock, caplog
+):
+    """Invariant 6's one exception: a manual run asked for even if paused."""
+    schedule = schedule_at(executor="tests.jobs.add", payload={"a": 1, "b": 2}, interval=MINUTE)
+    django_cadence.pause(schedule, reason="comparing with beat")
+    with caplog.at_level(logging.INFO, logger="django_cadence"):
+        manual = django_cadence.trigger(schedule, now=clock.now(), even_if_paused=True)
+    assert manual.even_if_paused
+    assert manual.trigger == "manual"
+    assert "even_if_paused=True: one manual run; the schedule stays paused" in caplog.text
+
+    assert engine.tick() == pytest.approx(engine.max_tick)  # nothing else is due: it waits
+    clock.advance(minutes=5)
+    engine.tick()
+
+    manual.refresh_from_db()
+    assert (manual.status, manual.outcome) == ("succeeded", 3)
+    assert list(Attempt.objects.values_list("trigger", flat=True)) == ["manual"]  # no occurrence
+    schedule.refresh_from_db()
+    assert (schedule.enabled, schedule.pause_reason) == (False, "comparing with beat")
+
+
+def test_engine_wakes_for_a_manual_run_even_if_paused(engine, schedule_at, clock):
+    schedule = schedule_at(interval=timedelta(hours=1))
+    django_cadence.pause(schedule)
+    clock.advance(seconds=30)
+    django_cadence.trigger(schedule, now=clock.now() + timedelta(seconds=4), even_if_paused=True)
+    assert engine.tick() == pytest.approx(4)
 
 
 def test_engine_does_not_wake_for_retries_of_a_paused_schedule(engine, schedule_at, clock):

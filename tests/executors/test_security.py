@@ -236,7 +236,7 @@ def test_process_isolation_checks_the_allow_list_before_it_spawns(guards, clock)
         pause_after_failures=None,
     )
     result = execution.run_try(claim, clock.now)
-    assert result.kind == "error"
+    assert result.kind == "permanent"  # dead-lettered at once: retrying cannot allow it
     assert "is not allowed" in result.error
     assert guards[0] == []
 

@@ -67,3 +67,26 @@ def test_second_sigterm_exits_at_once(worker, due_schedule):
     assert attempt.status == Status.RUNNING
     assert attempt.worker == "impatient"
     assert "second signal" in child.output()
+
+
+def test_first_ctrl_c_says_at_once_what_it_waits_for_and_how_to_exit_now(worker, due_schedule):
+    schedule = due_schedule(executor="tests.jobs.sleep_for", payload={"seconds": 60})
+    child = worker("ctrl-c", settings={"CADENCE_SHUTDOWN_GRACE": 45})
+    attempt = wait_for_status(schedule, Status.RUNNING, timeout=20)
+
+    child.send(signal.SIGINT)
+    child.wait_for_log("draining: waiting", timeout=5)
+
+    log = " ".join(child.output().split())
+    assert "signal SIGINT: stopping: no new tries" in log
+    assert (
+        "draining: waiting up to 45 s (CADENCE_SHUTDOWN_GRACE) for 1 running try to finish "
+        f"(attempts {attempt.pk}); any still running then are handed back to other workers. "
+        "A second Ctrl+C (SIGINT or SIGTERM) exits now and hands nothing back: their leases "
+        "expire and another worker takes them over"
+    ) in log
+
+    child.send(signal.SIGINT)
+    assert child.wait(5) != 0
+    assert "second signal: exiting now; running tries are not handed back" in child.output()
+    assert attempt_of(schedule).status == Status.RUNNING  # left to its lease

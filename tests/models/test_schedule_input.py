@@ -86,3 +86,51 @@ def test_an_interval_schedule_without_an_interval_says_so_in_english(db):
     assert refused.value.message_dict["interval"] == [
         "An interval schedule needs a value for interval."
     ]
+
+
+def test_an_ambiguous_minutes_seconds_interval_is_refused_naming_the_field(db):
+    with pytest.raises(ValidationError) as excinfo:
+        create(interval="00:05")
+    message = " ".join(excinfo.value.message_dict["interval"])
+    assert message.startswith("interval '00:05' is ambiguous")
+    assert "'5 minutes' or '0:05:00'" in message
+    assert not Schedule.objects.exists()
+
+
+def test_an_interval_in_words_is_read(db):
+    assert create(interval="5 minutes").interval == timedelta(minutes=5)
+
+
+@pytest.mark.parametrize(
+    ("fields", "kind"),
+    [
+        ({"interval": timedelta(minutes=5)}, "interval"),
+        ({"interval": "5 minutes"}, "interval"),
+        ({"cron": "@daily"}, "cron"),
+        ({"run_at": "2030-01-01T00:00:00Z"}, "once"),
+    ],
+)
+def test_the_kind_is_inferred_from_the_one_spec_field_given(db, fields, kind):
+    schedule = Schedule.objects.create(name="inferred", executor="tests.jobs.noop", **fields)
+    schedule.refresh_from_db()
+    assert schedule.kind == kind
+
+
+def test_a_kind_given_is_kept_and_the_error_says_which_kind_to_set(db):
+    with pytest.raises(ValidationError) as excinfo:
+        Schedule.objects.create(
+            name="cron-by-mistake", kind="cron", interval=timedelta(minutes=5), executor="x.y"
+        )
+    errors = excinfo.value.message_dict
+    assert (
+        "A cron schedule needs a value for cron. For an interval schedule, set kind='interval'."
+        in (errors["cron"])
+    )
+
+
+def test_two_spec_fields_without_a_kind_are_not_guessed(db):
+    with pytest.raises(ValidationError) as excinfo:
+        Schedule.objects.create(
+            name="both", interval=60, run_at="2030-01-01T00:00:00Z", executor="tests.jobs.noop"
+        )
+    assert "cron" in excinfo.value.message_dict

@@ -11,7 +11,6 @@ import argparse
 import logging
 import os
 import signal
-import sys
 import threading
 from typing import Any
 
@@ -19,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
-from django_cadence import metrics
+from django_cadence import log_output, metrics
 from django_cadence.conf import cadence_settings
 from django_cadence.engine.loop import Engine
 from django_cadence.store.sqlite import EngineAlreadyRunning
@@ -75,7 +74,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         _refuse_unmigrated_database()
-        _ensure_log_output()
+        log_output.ensure_output()
         engine = Engine(
             worker_id=options["worker_id"],
             concurrency=options["concurrency"],
@@ -111,22 +110,17 @@ def _refuse_unmigrated_database() -> None:
 def _install_signal_handlers(stop: threading.Event) -> None:
     def handle(signum: int, frame: object) -> None:
         if stop.is_set():
-            logger.warning("second signal: exiting now; leases will expire")
+            logger.warning(
+                "second signal: exiting now; running tries are not handed back: their leases "
+                "expire (CADENCE_LEASE) and another worker takes them over"
+            )
             logging.shutdown()
             os._exit(1)
-        logger.info("signal %s: draining, then exiting", signal.Signals(signum).name)
+        logger.warning(
+            "signal %s: stopping: no new tries; draining, then exiting",
+            signal.Signals(signum).name,
+        )
         stop.set()
 
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)
-
-
-def _ensure_log_output() -> None:
-    """Show the engine's log lines when the project has not configured the logger."""
-    cadence = logging.getLogger("django_cadence")
-    if cadence.handlers or logging.getLogger().handlers:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    cadence.addHandler(handler)
-    cadence.setLevel(logging.INFO)

@@ -37,6 +37,10 @@
       box.appendChild(list);
       return;
     }
+    if (data.hint) {
+      box.appendChild(element("p", "cadence-hint", data.hint));
+      return;
+    }
     if (data.description) {
       box.appendChild(element("p", "cadence-description", data.description + " (" + data.timezone + ")"));
     }

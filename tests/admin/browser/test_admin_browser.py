@@ -167,6 +167,11 @@ def test_the_preview_follows_the_cron_expression(page, shoot):
     page.goto(f"{ADMIN}/schedule/add/")
     preview = page.locator(".cadence-preview")
     items = preview.locator("ol li")
+    # A new form is not wrong yet: a hint, no red error.
+    expect(preview.locator(".cadence-hint")).to_have_text(
+        "Fill in cron to see the next occurrences."
+    )
+    expect(page.locator(".errorlist")).to_have_count(0)
 
     page.select_option("#id_kind", "cron")
     page.fill("#id_timezone", "America/New_York")
@@ -262,7 +267,13 @@ def test_operations_on_the_object_pages(page, shoot, demo):
     page.goto(f"{ADMIN}/schedule/{hello.pk}/change/")
     tools.get_by_role("button", name="Pause").click()
     expect(page.locator(".messagelist .success")).to_contain_text("is paused")
-    expect(tools.get_by_role("button", name="Run now", exact=True)).to_have_count(0)
+    # Run now on a paused schedule asks first, and says the schedule stays paused.
+    tools.get_by_role("button", name="Run now", exact=True).click()
+    expect(page.locator("#content")).to_contain_text("the schedule stays paused")
+    page.get_by_role("button", name="Yes, run now").click()
+    expect(page.locator(".messagelist .success")).to_contain_text("It stays paused")
+    assert hello.attempts.filter(trigger="manual", even_if_paused=True).count() == 1
+    page.goto(f"{ADMIN}/schedule/{hello.pk}/change/")
     tools.get_by_role("button", name="Resume").click()
     expect(page.locator(".messagelist .success")).to_contain_text("is resumed; its next run is")
     assert Schedule.objects.get(pk=hello.pk).enabled

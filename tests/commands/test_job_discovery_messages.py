@@ -1,0 +1,67 @@
+"""A schedule naming a job ``@job`` never registered under that path says where jobs are
+found and how to allow it, in ``cadence_sync``'s own output."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.fleet import database_env
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the child reads the database's clock
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SETTINGS = """
+from tests.settings import *
+import tests.discovery.jobs_module  # as an app's jobs.py would be
+
+CADENCE_EXECUTORS = []
+CADENCE_SCHEDULES = {{"digest": {{"cron": "@daily", "executor": {executor!r}}}}}
+"""
+
+
+def sync(tmp_path, executor):
+    (tmp_path / "discovery_settings.py").write_text(SETTINGS.format(executor=executor))
+    env = {
+        **os.environ,
+        **database_env(),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)]),
+        "DJANGO_SETTINGS_MODULE": "discovery_settings",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "django", "cadence_sync", "--dry-run"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_job_outside_jobs_py_says_where_jobs_are_discovered_and_what_to_do(tmp_path):
+    result = sync(tmp_path, "tests.discovery.reports.nightly_report")
+    assert result.returncode == 1
+    message = " ".join(result.stderr.split())
+    assert "Executor 'tests.discovery.reports.nightly_report' is not allowed" in message
+    assert "@job functions are found by importing each installed app's jobs.py" in message
+    assert "move the function into an app's jobs.py" in message
+    assert "import 'tests.discovery.reports' from one" in message
+    assert (
+        "add 'tests.discovery.reports.nightly_report' (or 'tests.discovery.reports.*') "
+        "to CADENCE_EXECUTORS" in message
+    )
+
+
+def test_job_wrapping_a_function_from_elsewhere_names_the_path_it_registered(tmp_path):
+    result = sync(tmp_path, "tests.discovery.jobs_module.send_digest")
+    assert result.returncode == 1
+    message = " ".join(result.stderr.split())
+    assert "Executor 'tests.discovery.jobs_module.send_digest' is not allowed" in message
+    assert (
+        "A function of that name is registered as 'tests.discovery.helpers.send_digest' "
+        "(@job registers a function under the module that defines it): use that path." in message
+    )
