@@ -25,13 +25,14 @@ def test_describe_cron_1x_options_take_no_arguments(monkeypatch):
     """cron-descriptor 1.x: ``Options()`` refuses keywords; the attributes are set after."""
     real = describe.cron_descriptor.Options
 
-    class OptionsWithoutKeywords(real):  # type: ignore[misc,valid-type]
+    class OptionsWithoutKeywords(real):
         def __init__(self) -> None:
             super().__init__(locale_code="de_DE", use_24hour_time_format=False)
 
-    if "locale_code" not in real.__init__.__code__.co_varnames:
-        OptionsWithoutKeywords = real  # the 1.x line is installed: use it as it is
-    monkeypatch.setattr(describe.cron_descriptor, "Options", OptionsWithoutKeywords)
+    one_x = "locale_code" not in real.__init__.__code__.co_varnames  # 1.x installed: as it is
+    monkeypatch.setattr(
+        describe.cron_descriptor, "Options", real if one_x else OptionsWithoutKeywords
+    )
     assert describe.describe_cron("30 14 * * *") == "At 14:30"
 
 

@@ -1,0 +1,256 @@
+"""``cadence_import celery-beat`` against django-celery-beat's own models and Celery's schedules."""
+
+import ast
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django_celery_beat.models import (
+    ClockedSchedule,
+    CrontabSchedule,
+    IntervalSchedule,
+    PeriodicTask,
+    SolarSchedule,
+)
+
+from django_cadence.models import Schedule
+from django_cadence.ops import importers
+from django_cadence.ops.declarations import Declaration, build
+from tests.peers import tasks
+
+pytestmark = pytest.mark.django_db
+PARIS = ZoneInfo("Europe/Paris")
+
+
+def crontab_task(name, timezone="Europe/Paris", **fields):
+    crontab = CrontabSchedule.objects.create(timezone=timezone, **fields)
+    return PeriodicTask.objects.create(name=name, task="tests.peers.tasks.ping", crontab=crontab)
+
+
+def beat_firings(schedule, after, count):
+    """Beat's own next firings: each the crontab's next slot after the previous one."""
+    found, last = [], after
+    for _ in range(count):
+        start, delta, _now = schedule.remaining_delta(last)
+        last = (start + delta).astimezone(UTC)
+        found.append(last)
+    return found
+
+
+def imported(name):
+    plan = importers.plan("celery-beat")
+    importers.write(plan, paused=False)
+    return Schedule.objects.get(name=name)
+
+
+@pytest.mark.parametrize(
+    "after",
+    [datetime(2026, 3, 27, 10, 0, tzinfo=PARIS), datetime(2026, 10, 23, 13, 0, tzinfo=PARIS)],
+    ids=["march-change", "october-change"],
+)
+def test_import_weekday_crontab_fires_as_beat_across_dst(after):
+    row = crontab_task("every-3h", minute="0", hour="*/3", day_of_week="mon-fri")
+    schedule = imported("every-3h")
+    assert (schedule.cron, schedule.timezone) == ("0 */3 * * mon-fri", "Europe/Paris")
+    ours = schedule.upcoming(10, after=after)
+    assert ours == beat_firings(row.crontab.schedule, after, 10)
+    monday = [t.astimezone(PARIS) for t in ours if t.astimezone(PARIS).weekday() == 0]
+    assert [t.hour for t in monday[:3]] == [0, 3, 6]  # wall time kept after the change
+
+
+def test_import_settings_crontab_is_read_in_celery_timezone():
+    """A crontab in CELERY_BEAT_SCHEDULE is beat's app zone (CELERY_TIMEZONE), not UTC."""
+    from celery.schedules import crontab
+    from django.conf import settings
+
+    schedule = imported("weekday-report")
+    assert (schedule.cron, schedule.timezone) == ("0 */3 * * mon-fri", "Europe/Paris")
+    assert schedule.payload == {"recipient": "ops@example.com"}
+    entry = settings.CELERY_BEAT_SCHEDULE["weekday-report"]["schedule"]
+    assert isinstance(entry, crontab)
+    after = datetime(2026, 3, 27, 10, 0, tzinfo=PARIS)
+    assert schedule.upcoming(10, after=after) == beat_firings(entry, after, 10)
+
+
+def test_import_fixed_time_in_the_spring_gap_differs_from_beat_only_on_that_day():
+    """``30 2 * * *`` on 29 March 2026 in Paris: 02:30 does not exist. Beat fires at 03:30
+    (the wall time read with the winter offset); cadence at 03:00, the change itself (the
+    design's gap rule). Every other day is the same instant."""
+    row = crontab_task("nightly", minute="30", hour="2")
+    schedule = imported("nightly")
+    after = datetime(2026, 3, 26, 12, 0, tzinfo=PARIS)
+    ours, beats = schedule.upcoming(10, after=after), beat_firings(row.crontab.schedule, after, 10)
+    differing = [(a, b) for a, b in zip(ours, beats, strict=True) if a != b]
+    assert differing == [
+        (datetime(2026, 3, 29, 1, 0, tzinfo=UTC), datetime(2026, 3, 29, 1, 30, tzinfo=UTC))
+    ]
+
+
+def test_import_maps_every_periodic_task_field_or_names_it():
+    interval = IntervalSchedule.objects.create(every=90, period=IntervalSchedule.SECONDS)
+    start, end = datetime(2026, 1, 1, tzinfo=UTC), datetime(2027, 1, 1, tzinfo=UTC)
+    PeriodicTask.objects.create(
+        name="export",
+        task="tests.peers.tasks.bound_export",
+        interval=interval,
+        args='["orders"]',
+        kwargs='{"limit": 5}',
+        queue="slow",
+        priority=3,
+        headers='{"x": 1}',
+        expire_seconds=120,
+        start_time=start,
+        expires=None,
+        description="Nightly export",
+        enabled=False,
+    )
+    PeriodicTask.objects.create(
+        name="once-more",
+        task="tests.peers.tasks.ping",
+        interval=interval,
+        one_off=True,
+        expires=end,
+    )
+    clocked = ClockedSchedule.objects.create(clocked_time=datetime(2026, 6, 1, 8, tzinfo=UTC))
+    PeriodicTask.objects.create(
+        name="launch", task="tests.peers.tasks.ping", clocked=clocked, one_off=True
+    )
+    plan = importers.plan("celery-beat")
+    text = "\n".join(plan.lines())
+    assert plan.refused == []
+    importers.write(plan, paused=False)
+
+    export = Schedule.objects.get(name="export")
+    assert export.executor == "tests.peers.tasks.bound_export"
+    assert export.payload == {"table": "orders", "limit": 5}  # bind=True: self is not a name
+    assert export.interval == timedelta(seconds=90)
+    assert (export.start_at, export.misfire, export.misfire_grace) == (
+        start,
+        "skip",
+        timedelta(seconds=120),
+    )
+    assert export.metadata == {"description": "Nightly export"}
+    assert (export.enabled, export.pause_reason) == (False, "disabled in django-celery-beat")
+    for option in ("queue='slow'", "priority=3", "headers="):
+        assert option in text
+    once = Schedule.objects.get(name="once-more")
+    assert (once.max_occurrences, once.end_at) == (1, end)
+    launch = Schedule.objects.get(name="launch")
+    assert (launch.kind, launch.run_at) == ("once", datetime(2026, 6, 1, 8, tzinfo=UTC))
+
+
+def test_import_settings_entries_float_timedelta_and_expires_option():
+    plan = importers.plan("celery-beat")
+    importers.write(plan, paused=False)
+    fast = Schedule.objects.get(name="every-30-seconds")
+    slow = Schedule.objects.get(name="every-ten-minutes")
+    assert (fast.kind, fast.interval) == ("interval", timedelta(seconds=30))
+    assert (slow.interval, slow.misfire, slow.misfire_grace) == (
+        timedelta(minutes=10),
+        "skip",
+        timedelta(seconds=600),
+    )
+    assert "options['queue']='slow'" in "\n".join(plan.lines())
+
+
+def test_import_refuses_what_would_change_meaning_and_says_why():
+    solar = SolarSchedule.objects.create(event="sunset", latitude=48.85, longitude=2.35)
+    PeriodicTask.objects.create(name="at-sunset", task="tests.peers.tasks.ping", solar=solar)
+    interval = IntervalSchedule.objects.create(every=5, period=IntervalSchedule.MINUTES)
+    for name, task, args in (
+        ("star-args", "tests.peers.tasks.takes_star_args", "[1, 2]"),
+        ("unknown-task", "nowhere.tasks.gone", "[1]"),
+        ("too-many", "tests.peers.tasks.send_report", '["a", true, 3]'),
+    ):
+        PeriodicTask.objects.create(name=name, task=task, interval=interval, args=args)
+    plan = importers.plan("celery-beat")
+    reasons = {refused.name: refused.reason for refused in plan.refused}
+    assert "solar schedule" in reasons["at-sunset"]
+    assert "*args, which a payload cannot fill" in reasons["star-args"]
+    assert "nowhere.tasks.gone cannot be imported here" in reasons["unknown-task"]
+    assert "3 positional arguments" in reasons["too-many"]
+    importers.write(plan, paused=False)
+    assert not Schedule.objects.filter(name__in=reasons).exists()
+
+
+def test_import_refuses_local_time_crontab_without_celery_timezone(settings):
+    from celery.schedules import crontab
+
+    del settings.CELERY_TIMEZONE
+    settings.CELERY_ENABLE_UTC = False
+    settings.CELERY_BEAT_SCHEDULE = {
+        "local": {"task": "tests.peers.tasks.ping", "schedule": crontab(minute=0, hour=4)}
+    }
+    reasons = {r.name: r.reason for r in importers.plan("celery-beat").refused}
+    assert "local time of the host" in reasons["local"]
+    assert "set CELERY_TIMEZONE" in reasons["local"]
+    settings.CELERY_ENABLE_UTC = True
+    assert Schedule.objects.count() == 0
+    plan = importers.plan("celery-beat")
+    assert plan.entries[0].candidate.timezone == "UTC"
+
+
+def test_import_refuses_a_celery_timezone_it_cannot_resolve(settings):
+    settings.CELERY_TIMEZONE = "Mars/Olympus"
+    reasons = {r.name: r.reason for r in importers.plan("celery-beat").refused}
+    assert "'Mars/Olympus' is not a known IANA zone" in reasons["weekday-report"]
+
+
+def test_import_unallowed_executor_is_refused_with_the_setting_to_change(settings):
+    settings.CADENCE_EXECUTORS = ["tests.jobs.*"]
+    reasons = {r.name: r.reason for r in importers.plan("celery-beat").refused}
+    assert "CADENCE_EXECUTORS" in reasons["every-30-seconds"]
+
+
+def test_import_renamed_task_runs_by_its_function_path():
+    interval = IntervalSchedule.objects.create(every=1, period=IntervalSchedule.HOURS)
+    PeriodicTask.objects.create(
+        name="renamed", task="reports.renamed", interval=interval, args='["mon"]'
+    )
+    plan = importers.plan("celery-beat")
+    assert plan.refused == []
+    schedule = imported("renamed")
+    assert (schedule.executor, schedule.payload) == ("tests.peers.tasks.renamed", {"day": "mon"})
+
+
+def test_import_dry_run_writes_nothing_and_write_twice_adds_nothing():
+    crontab_task("every-3h", minute="0", hour="*/3", day_of_week="mon-fri")
+    plan = importers.plan("celery-beat")
+    assert Schedule.objects.count() == 0
+    assert plan.summary(written=False).startswith("celery-beat: 4 to create, 0 already imported")
+    importers.write(plan, paused=True)
+    assert Schedule.objects.filter(enabled=False).count() == 4
+    again = importers.plan("celery-beat")
+    assert [e.action for e in again.entries] == ["unchanged"] * 4
+    assert importers.write(again, paused=True) == []
+    assert Schedule.objects.count() == 4
+
+
+def test_import_existing_schedule_that_differs_is_kept_and_shown(make_schedule):
+    make_schedule(name="every-30-seconds", executor="tests.jobs.noop")
+    plan = importers.plan("celery-beat")
+    entry = next(e for e in plan.entries if e.found.name == "every-30-seconds")
+    assert entry.action == "differs"
+    assert "! every-30-seconds: a schedule of this name exists and differs; kept:" in plan.lines()
+    importers.write(plan, paused=False)
+    assert Schedule.objects.get(name="every-30-seconds").executor == "tests.jobs.noop"
+
+
+def test_import_settings_block_is_python_that_cadence_schedules_accepts():
+    block = importers.plan("celery-beat").settings_block()
+    body = block.split("CADENCE_SCHEDULES = ", 1)[1]
+    schedules = ast.literal_eval(body)
+    assert set(schedules) == {"weekday-report", "every-30-seconds", "every-ten-minutes"}
+    for name, fields in schedules.items():
+        build(Declaration(name, "pasted", fields))  # raises DeclarationError if not accepted
+    assert "# every-ten-minutes: options['queue']='slow'" in block
+
+
+def test_imported_bound_task_runs_with_its_payload():
+    """Celery tasks run in process as executors; a bound task's retries read 0 here."""
+    from django_cadence.executors.allow_list import resolve
+
+    schedule = imported("weekday-report")
+    tasks.calls.clear()
+    resolve(schedule.executor)(**schedule.payload)
+    assert tasks.calls == [("send_report", {"recipient": "ops@example.com", "urgent": False})]
