@@ -39,6 +39,7 @@ def test_command_dry_run_then_write_then_again():
         "+ weekday-report (cron '0 */3 * * mon-fri', tests.peers.tasks.send_report)" in dry.stdout
     )
     assert "    timezone = 'Europe/Paris'" in dry.stdout
+    assert "    the source's own next 10 firings are the same." in dry.stdout
     assert "options['queue']='slow'" in dry.stdout
     assert "3 to create" in dry.stdout
     assert "dry run: nothing written" in dry.stdout

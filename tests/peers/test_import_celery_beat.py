@@ -16,6 +16,7 @@ from django_celery_beat.models import (
 from django_cadence.models import Schedule
 from django_cadence.ops import importers
 from django_cadence.ops.declarations import Declaration, build
+from django_cadence.ops.importers import celery_beat
 from tests.peers import tasks
 
 pytestmark = pytest.mark.django_db
@@ -77,8 +78,13 @@ def test_import_fixed_time_in_the_spring_gap_differs_from_beat_only_on_that_day(
     (the wall time read with the winter offset); cadence at 03:00, the change itself (the
     design's gap rule). Every other day is the same instant."""
     row = crontab_task("nightly", minute="30", hour="2")
-    schedule = imported("nightly")
     after = datetime(2026, 3, 26, 12, 0, tzinfo=PARIS)
+    found = next(f for f in celery_beat.collect()[0] if f.name == "nightly")
+    diff = "\n".join(importers.build_plan("celery-beat", [found], [], now=after).lines())
+    assert (
+        "differs from the source: 2026-03-29 03:00 CEST here, 2026-03-29 03:30 CEST there" in diff
+    )
+    schedule = imported("nightly")
     ours, beats = schedule.upcoming(10, after=after), beat_firings(row.crontab.schedule, after, 10)
     differing = [(a, b) for a, b in zip(ours, beats, strict=True) if a != b]
     assert differing == [
@@ -238,12 +244,15 @@ def test_import_existing_schedule_that_differs_is_kept_and_shown(make_schedule):
 
 def test_import_settings_block_is_python_that_cadence_schedules_accepts():
     block = importers.plan("celery-beat").settings_block()
-    body = block.split("CADENCE_SCHEDULES = ", 1)[1]
-    schedules = ast.literal_eval(body)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "settings.py", "exec"), namespace)  # as a settings module runs it
+    schedules = namespace["CADENCE_SCHEDULES"]
+    body = block.split("CADENCE_SCHEDULES = ", 1)[1].split("\n}\n", 1)[0] + "\n}"
+    assert ast.literal_eval(body) == schedules  # plain literals only
     assert set(schedules) == {"weekday-report", "every-30-seconds", "every-ten-minutes"}
     for name, fields in schedules.items():
         build(Declaration(name, "pasted", fields))  # raises DeclarationError if not accepted
-    assert "# every-ten-minutes: options['queue']='slow'" in block
+    assert "    # options['queue']='slow': no queues here" in block
 
 
 def test_imported_bound_task_runs_with_its_payload():
@@ -254,3 +263,17 @@ def test_imported_bound_task_runs_with_its_payload():
     tasks.calls.clear()
     resolve(schedule.executor)(**schedule.payload)
     assert tasks.calls == [("send_report", {"recipient": "ops@example.com", "urgent": False})]
+
+
+def test_imported_bind_true_task_runs_and_reads_no_celery_retries():
+    """A bind=True task runs in process; Celery's ``self.request.retries`` stays 0 here."""
+    from django_cadence.executors.allow_list import resolve
+
+    interval = IntervalSchedule.objects.create(every=1, period=IntervalSchedule.HOURS)
+    PeriodicTask.objects.create(
+        name="export", task="tests.peers.tasks.bound_export", interval=interval, args='["orders"]'
+    )
+    schedule = imported("export")
+    tasks.calls.clear()
+    resolve(schedule.executor)(**schedule.payload)
+    assert tasks.calls == [("bound_export", {"table": "orders", "limit": 100, "retries": 0})]

@@ -22,4 +22,4 @@ def plan(source: str, using: str = "default") -> ImportPlan:
     return build_plan(source, found, refused, using)
 
 
-__all__ = ["ImportPlan", "plan", "sources", "write"]
+__all__ = ["Found", "ImportPlan", "Refused", "build_plan", "plan", "sources", "write"]

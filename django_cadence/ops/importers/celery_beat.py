@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -30,7 +30,7 @@ from .plan import Found, Refused
 APP, MODEL = "django_celery_beat", "PeriodicTask"  # an optional peer: looked up, not imported
 CELERY_HOUSEKEEPING = "celery.backend_cleanup"  # added by beat itself; cadence_prune's job
 BROKER_OPTIONS = {
-    "queue": "no queues here: any run_cadence worker runs it (run workers per database instead)",
+    "queue": "no queues here: any run_cadence worker of the database runs it",
     "exchange": "no broker here, so no AMQP routing",
     "routing_key": "no broker here, so no AMQP routing",
     "priority": "no priorities here: due occurrences run oldest first",
@@ -67,14 +67,32 @@ def _add(found: list[Found], refused: list[Refused], name: str, origin: str, rea
         refused.append(Refused(name, origin, reason))
         return
     try:
-        fields, notes, paused = read()
+        fields, notes, paused, crontab = read()
     except (Unresolvable, CannotName, ValueError) as exc:
         refused.append(Refused(name, origin, str(exc)))
         return
-    found.append(Found(name, origin, fields, tuple(notes), paused))
+    firings = _firings(crontab, fields["timezone"]) if crontab is not None else None
+    found.append(Found(name, origin, fields, tuple(notes), paused, firings))
 
 
-def _row(row: Any) -> tuple[dict[str, Any], list[str], str]:
+def _firings(crontab: Any, zone: str) -> Any:
+    """Beat's own next firings of ``crontab``, each its next slot after the one before."""
+
+    def firings(after: datetime, count: int) -> list[datetime]:
+        found, last = [], after
+        for _ in range(count):
+            start, delta, _now = crontab.remaining_delta(last, tz=ZoneInfo(zone))
+            last = (start + delta).astimezone(UTC)
+            found.append(last)
+        return found
+
+    return firings
+
+
+Read = tuple[dict[str, Any], list[str], str, Any]  # fields, notes, paused reason, crontab
+
+
+def _row(row: Any) -> Read:
     """A ``PeriodicTask`` row."""
     notes: list[str] = []
     spec: dict[str, Any]
@@ -108,10 +126,11 @@ def _row(row: Any) -> tuple[dict[str, Any], list[str], str]:
         value = getattr(row, option)
         if value not in (None, "", "{}", {}):
             notes.append(f"{option}={value!r}: {why}.")
-    return fields, notes, "" if row.enabled else "disabled in django-celery-beat"
+    paused = "" if row.enabled else "disabled in django-celery-beat"
+    return fields, notes, paused, row.crontab.schedule if row.crontab_id else None
 
 
-def _entry(entry: dict[str, Any]) -> tuple[dict[str, Any], list[str], str]:
+def _entry(entry: dict[str, Any]) -> Read:
     """An entry of ``CELERY_BEAT_SCHEDULE``."""
     from celery import schedules
 
@@ -146,13 +165,10 @@ def _entry(entry: dict[str, Any]) -> tuple[dict[str, Any], list[str], str]:
         else:
             why = BROKER_OPTIONS.get(option, "a Celery message option with no equivalent here")
             notes.append(f"options[{option!r}]={value!r}: {why}.")
-    return fields, notes, ""
+    return fields, notes, "", schedule if isinstance(schedule, schedules.crontab) else None
 
 
-_INTERVAL_PHASE = (
-    "beat counts each interval from its last run; here occurrences are start_at (or the "
-    "import) plus whole intervals, whatever a run takes."
-)
+_INTERVAL_PHASE = "beat counts each interval from its last run; here, from start_at or the import."
 
 
 def _call(task: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -5,17 +5,23 @@ A source (``celery_beat.py``, ``django_q.py``) turns its schedules into :class:`
 it could not map) or :class:`Refused` ones (the reason). Here each entry is validated exactly as
 a declaration is (:func:`~django_cadence.ops.declarations.build`), then compared by name with
 the ``Schedule`` table: a name already there is never changed, so importing twice adds nothing.
+Where the source can compute its own next firings (beat's crontabs), the next ten are checked
+against ours and any difference is shown.
 """
 
 from __future__ import annotations
 
 import pprint
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from ...models import Schedule
+from ...schedule.describe import format_in_zone, zone
 from .. import declarations
 from ..reconcile import _describe, _plain, _same, _show
 
@@ -29,6 +35,8 @@ class Found:
     fields: dict[str, Any]
     notes: tuple[str, ...] = ()  # the source's fields that have no equivalent, and why
     paused_reason: str = ""  # set when the source had it disabled
+    # The source's own next firings after an instant, where it can say (beat's crontabs).
+    firings: Callable[[datetime, int], list[datetime]] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class Entry:
     action: str
     candidate: Schedule
     differences: list[tuple[str, Any, Any]] = field(default_factory=list)
+    upcoming: list[datetime] = field(default_factory=list)  # our next firings
+    check: str = ""  # how they compare with the source's own
 
 
 @dataclass
@@ -69,6 +79,7 @@ class ImportPlan:
                 out.append(f"+ {found.name} ({_describe(entry.candidate)}){state}")
                 out.append(f"    from {found.origin}")
                 out.extend(f"    {key} = {_show(value)}" for key, value in _shown(found))
+                out.extend(_next_lines(entry))
             elif entry.action == "unchanged":
                 out.append(f"= {found.name}: already imported, unchanged")
             else:
@@ -94,12 +105,25 @@ class ImportPlan:
         )
 
     def settings_block(self) -> str:
-        """``CADENCE_SCHEDULES = {...}``: every importable schedule, plain Python to paste."""
-        block = {entry.found.name: entry.found.fields for entry in self.entries}
-        body = pprint.pformat(block, indent=4, width=96, sort_dicts=False)
-        notes = [f"# {e.found.name}: {n}" for e in self.entries for n in e.found.notes]
-        refused = [f"# {r.name}: not imported: {r.reason}" for r in self.refused]
-        return "\n".join([*notes, *refused, f"CADENCE_SCHEDULES = {body}", ""])
+        """``CADENCE_SCHEDULES = {...}``: every importable schedule, plain Python to paste.
+
+        What a declaration cannot say (a pause: the operator's, not code's) and what has no
+        equivalent are comments above the schedule they concern.
+        """
+        lines = [f"# Imported from {self.source}.", "CADENCE_SCHEDULES = {"]
+        for entry in self.entries:
+            found = entry.found
+            if found.paused_reason:
+                lines.append(f"    # {found.paused_reason}: pause it after the first cadence_sync.")
+            lines.extend(f"    # {note}" for note in found.notes)
+            lines.append(f"    {found.name!r}: {{")
+            for key, value in found.fields.items():
+                shown = pprint.pformat(value, width=80, sort_dicts=False)
+                lines.append(f"        {key!r}: {shown},")
+            lines.append("    },")
+        lines.append("}")
+        lines.extend(f"# Not imported: {r.name}: {r.reason}" for r in self.refused)
+        return "\n".join([*lines, ""])
 
 
 def _state(found: Found, paused: bool) -> str:
@@ -112,10 +136,40 @@ def _shown(found: Found) -> list[tuple[str, Any]]:
     return [(key, value) for key, value in found.fields.items() if key not in ("cron",)]
 
 
+def _next_lines(entry: Entry) -> list[str]:
+    if not entry.upcoming or entry.candidate.kind == "interval":
+        return []  # an interval's phase is set when it is created, not before
+    tz = zone(entry.candidate.timezone)
+    shown = ", ".join(format_in_zone(instant, tz) for instant in entry.upcoming[:3])
+    return [f"    next: {shown}"] + ([f"    {entry.check}"] if entry.check else [])
+
+
+def _compare(entry: Entry, now: datetime) -> None:
+    """Our next firings, and the source's own where it can compute them."""
+    entry.upcoming = entry.candidate.upcoming(10, after=now)
+    if entry.found.firings is None:
+        return
+    theirs = entry.found.firings(now, len(entry.upcoming))
+    tz = zone(entry.candidate.timezone)
+    for ours, their in zip(entry.upcoming, theirs, strict=False):
+        if ours != their:
+            entry.check = (
+                f"differs from the source: {format_in_zone(ours, tz)} here, "
+                f"{format_in_zone(their, tz)} there (see the DST rules)."
+            )
+            return
+    entry.check = f"the source's own next {len(theirs)} firings are the same."
+
+
 def build_plan(
-    source: str, found: list[Found], refused: list[Refused], using: str = "default"
+    source: str,
+    found: list[Found],
+    refused: list[Refused],
+    using: str = "default",
+    now: datetime | None = None,
 ) -> ImportPlan:
     """Validate each found schedule and compare it with the row of the same name, if any."""
+    now = now or timezone.now()
     plan = ImportPlan(source, refused=list(refused))
     seen: set[str] = set()
     named = Schedule.objects.using(using).filter(name__in=[item.name for item in found])
@@ -135,7 +189,9 @@ def build_plan(
             continue
         row = rows.get(item.name)
         if row is None:
-            plan.entries.append(Entry(item, "create", candidate))
+            entry = Entry(item, "create", candidate)
+            _compare(entry, now)
+            plan.entries.append(entry)
             continue
         differences = [
             (name, _plain(row, name), _plain(candidate, name))
