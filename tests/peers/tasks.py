@@ -37,3 +37,8 @@ def takes_star_args(*values):
 def plain_function(a, b=2):
     """A django-q2 schedule's function: any importable callable."""
     calls.append(("plain_function", {"a": a, "b": b}))
+
+
+@app.task(bind=True)
+def bound_with_context(self, table, context=None):
+    calls.append(("bound_with_context", {"table": table, "try": context and context.try_number}))

@@ -277,3 +277,13 @@ def test_imported_bind_true_task_runs_and_reads_no_celery_retries():
     tasks.calls.clear()
     resolve(schedule.executor)(**schedule.payload)
     assert tasks.calls == [("bound_export", {"table": "orders", "limit": 100, "retries": 0})]
+
+
+def test_bound_task_reads_its_try_from_the_context():
+    """The guide's advice for bind=True tasks: ``context.try_number``, not Celery's retries."""
+    from django_cadence.executors.calling import AttemptContext, call
+
+    context = AttemptContext(1, "export", datetime(2026, 1, 1, tzinfo=UTC), 2, "key")
+    tasks.calls.clear()
+    call(tasks.bound_with_context, {"table": "orders"}, context)
+    assert tasks.calls == [("bound_with_context", {"table": "orders", "try": 2})]

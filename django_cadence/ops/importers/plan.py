@@ -88,7 +88,8 @@ class ImportPlan:
                     f"    {name}: {_show(ours)} here, {_show(theirs)} in {found.origin}"
                     for name, ours, theirs in entry.differences
                 )
-            out.extend(f"    note: {note}" for note in found.notes)
+            if entry.action != "unchanged":
+                out.extend(f"    note: {note}" for note in found.notes)
         for refused in self.refused:
             out.append(f"x {refused.name}: not imported: {refused.reason}")
             out.append(f"    from {refused.origin}")
