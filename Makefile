@@ -60,19 +60,20 @@ PEERS_TESTS ?= tests/peers tests/schedule/test_describe.py tests/admin/test_admi
 test-peers: system
 	$(PYTHON) -m venv .venv-peers
 	.venv-peers/bin/python -m pip install --quiet --upgrade pip
-	.venv-peers/bin/python -m pip install --quiet -e ".[test,peers]"
+	.venv-peers/bin/python -m pip install --quiet -e ".[test-core,postgresql,mysql,peers]"
 	for db in $(DATABASES); do \
 		CADENCE_TEST_DB=$$db .venv-peers/bin/python -m pytest --ds=tests.peers.settings $(PEERS_TESTS) || exit 1; \
 	done
 
-# The lowest version of each dependency pyproject.toml declares, on SQLite: the schedule math,
-# its descriptions, declarations and the models, which are what those dependencies touch.
-LOWEST := "Django==5.2.0" "croniter==6.0.0" "cron-descriptor==1.4.0" "dalf==0.7.0"
-LOWEST_TESTS ?= tests/schedule tests/admin/test_admin_schedules.py tests/ops tests/models
+# The lowest version of each dependency pyproject.toml declares, and of the tasks extra, on
+# SQLite: the schedule math, its descriptions, declarations, the models and Django tasks, which
+# are what those dependencies touch.
+LOWEST := "Django==5.2.0" "croniter==6.0.0" "cron-descriptor==1.4.0" "dalf==0.7.0" "django-tasks==0.12.0"
+LOWEST_TESTS ?= tests/schedule tests/admin/test_admin_schedules.py tests/ops tests/models tests/test_tasks.py
 test-lowest: system
 	$(PYTHON) -m venv .venv-lowest
 	.venv-lowest/bin/python -m pip install --quiet --upgrade pip
-	.venv-lowest/bin/python -m pip install --quiet -e ".[test]" $(LOWEST)
+	.venv-lowest/bin/python -m pip install --quiet -e ".[test-core]" $(LOWEST)
 	CADENCE_TEST_DB=sqlite .venv-lowest/bin/python -m pytest $(LOWEST_TESTS)
 
 # The documentation site (Sphinx, MyST Markdown, furo); warnings are errors.
