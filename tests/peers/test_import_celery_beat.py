@@ -28,11 +28,11 @@ def crontab_task(name, timezone="Europe/Paris", **fields):
     return PeriodicTask.objects.create(name=name, task="tests.peers.tasks.ping", crontab=crontab)
 
 
-def beat_firings(schedule, after, count):
+def beat_firings(schedule, after, count, tz=None):
     """Beat's own next firings: each the crontab's next slot after the previous one."""
     found, last = [], after
     for _ in range(count):
-        start, delta, _now = schedule.remaining_delta(last)
+        start, delta, _now = schedule.remaining_delta(last, tz=tz)
         last = (start + delta).astimezone(UTC)
         found.append(last)
     return found
@@ -61,6 +61,7 @@ def test_import_weekday_crontab_fires_as_beat_across_dst(after):
 
 def test_import_settings_crontab_is_read_in_celery_timezone():
     """A crontab in CELERY_BEAT_SCHEDULE is beat's app zone (CELERY_TIMEZONE), not UTC."""
+    from celery import Celery
     from celery.schedules import crontab
     from django.conf import settings
 
@@ -69,8 +70,11 @@ def test_import_settings_crontab_is_read_in_celery_timezone():
     assert schedule.payload == {"recipient": "ops@example.com"}
     entry = settings.CELERY_BEAT_SCHEDULE["weekday-report"]["schedule"]
     assert isinstance(entry, crontab)
+    app = Celery("project", set_as_current=False)  # as beat configures its app from settings
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    assert str(app.timezone) == "Europe/Paris"
     after = datetime(2026, 3, 27, 10, 0, tzinfo=PARIS)
-    assert schedule.upcoming(10, after=after) == beat_firings(entry, after, 10)
+    assert schedule.upcoming(10, after=after) == beat_firings(entry, after, 10, app.timezone)
 
 
 def test_import_fixed_time_in_the_spring_gap_differs_from_beat_only_on_that_day():
@@ -90,6 +94,21 @@ def test_import_fixed_time_in_the_spring_gap_differs_from_beat_only_on_that_day(
     assert differing == [
         (datetime(2026, 3, 29, 1, 0, tzinfo=UTC), datetime(2026, 3, 29, 1, 30, tzinfo=UTC))
     ]
+
+
+def test_import_wildcard_hour_in_the_autumn_fold_fires_both_passes_where_beat_fires_one():
+    """``0 * * * *`` on 25 October 2026 in Paris: 02:00 happens twice. Cadence fires at both
+    (the design's wildcard rule, real time); beat once, then goes on an hour later."""
+    row = crontab_task("hourly", minute="0")
+    after = datetime(2026, 10, 25, 0, 30, tzinfo=PARIS)
+    found = next(f for f in celery_beat.collect()[0] if f.name == "hourly")
+    diff = "\n".join(importers.build_plan("celery-beat", [found], [], now=after).lines())
+    assert "differs from the source: 2026-10-25 02:00 CET here, 2026-10-25 03:00 CET there" in diff
+    ours = imported("hourly").upcoming(4, after=after)
+    beats = beat_firings(row.crontab.schedule, after, 4)
+    assert ours[:2] == beats[:2]  # 01:00 and 02:00 summer time
+    assert ours[2] == datetime(2026, 10, 25, 1, 0, tzinfo=UTC)  # 02:00 winter time, again
+    assert ours[3:] == beats[2:3]  # then both at 03:00 winter time
 
 
 def test_import_maps_every_periodic_task_field_or_names_it():
@@ -163,6 +182,7 @@ def test_import_refuses_what_would_change_meaning_and_says_why():
     solar = SolarSchedule.objects.create(event="sunset", latitude=48.85, longitude=2.35)
     PeriodicTask.objects.create(name="at-sunset", task="tests.peers.tasks.ping", solar=solar)
     interval = IntervalSchedule.objects.create(every=5, period=IntervalSchedule.MINUTES)
+    crontab_task("first-monday", minute="0", hour="9", day_of_month="1-7", day_of_week="mon")
     for name, task, args in (
         ("star-args", "tests.peers.tasks.takes_star_args", "[1, 2]"),
         ("unknown-task", "nowhere.tasks.gone", "[1]"),
@@ -172,6 +192,7 @@ def test_import_refuses_what_would_change_meaning_and_says_why():
     plan = importers.plan("celery-beat")
     reasons = {refused.name: refused.reason for refused in plan.refused}
     assert "solar schedule" in reasons["at-sunset"]
+    assert "matching both day_of_month '1-7' and day_of_week 'mon'" in reasons["first-monday"]
     assert "*args, which a payload cannot fill" in reasons["star-args"]
     assert "nowhere.tasks.gone cannot be imported here" in reasons["unknown-task"]
     assert "3 positional arguments" in reasons["too-many"]

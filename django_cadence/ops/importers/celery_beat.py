@@ -181,10 +181,21 @@ def _call(task: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _crontab_fields(crontab: Any) -> str:
-    """``minute hour day-of-month month day-of-week`` of a Celery or django-celery-beat crontab."""
+    """``minute hour day-of-month month day-of-week`` of a Celery or django-celery-beat crontab.
+
+    Beat fires only on days that match both day fields; cron here, as Vixie cron, fires on
+    days that match either when neither is a wildcard. That one has no cron form: refused.
+    """
     names = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
     values = [getattr(crontab, f"_orig_{n}", None) or getattr(crontab, n, "*") for n in names]
-    return " ".join(_cron_field(v) for v in values)
+    fields = [_cron_field(v) for v in values]
+    if not fields[2].startswith("*") and not fields[4].startswith("*"):
+        raise ValueError(
+            f"beat fires on days matching both day_of_month {fields[2]!r} and day_of_week "
+            f"{fields[4]!r}; a cron expression here fires on days matching either. Declare it "
+            "by hand (for example the day of week, with a job that checks the day of month)."
+        )
+    return " ".join(fields)
 
 
 def _cron_field(value: Any) -> str:
