@@ -308,3 +308,24 @@ def test_bound_task_reads_its_try_from_the_context():
     tasks.calls.clear()
     call(tasks.bound_with_context, {"table": "orders"}, context)
     assert tasks.calls == [("bound_with_context", {"table": "orders", "try": 2})]
+
+
+def test_import_settings_entry_options_and_beats_own_housekeeping(settings):
+    from celery.schedules import schedule
+
+    ends = datetime(2027, 1, 1, tzinfo=UTC)
+    settings.CELERY_BEAT_SCHEDULE = {
+        "until-new-year": {
+            "task": "tests.peers.tasks.ping",
+            "schedule": schedule(run_every=timedelta(hours=1)),
+            "options": {"expires": ends, "priority": 5},
+        },
+        "celery.backend_cleanup": {"task": "celery.backend_cleanup", "schedule": 3600.0},
+    }
+    plan = importers.plan("celery-beat")
+    reasons = {r.name: r.reason for r in plan.refused}
+    assert "Celery's own result cleanup" in reasons["celery.backend_cleanup"]
+    assert "options['priority']=5: no priorities here" in "\n".join(plan.lines())
+    importers.write(plan, paused=False)
+    imported_schedule = Schedule.objects.get(name="until-new-year")
+    assert (imported_schedule.interval, imported_schedule.end_at) == (timedelta(hours=1), ends)
