@@ -10,7 +10,7 @@ RUN_STAMP := $(VENV)/.installed-run
 DATABASES ?= sqlite postgresql mysql
 PYTEST_ARGS ?=
 
-.PHONY: system run test lint migrations-check screenshots test-sqlite test-postgresql test-mysql test-django6 demo docs clean
+.PHONY: system run test lint migrations-check screenshots test-sqlite test-postgresql test-mysql test-django6 test-peers test-lowest demo docs clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required") if sys.version_info < (3, 11) else None'
@@ -54,6 +54,28 @@ test-django6:
 	.venv-django6/bin/python -m pip install --quiet -e ".[test]" "Django>=6,<7"
 	CADENCE_TEST_DB=sqlite .venv-django6/bin/python -m pytest $(PYTEST_ARGS)
 
+# Beside the peers a project leaves: django-celery-beat and django-q2 installed with the versions
+# they pin (cron-descriptor 1.x among them), the importer and the rule descriptions on each database.
+PEERS_TESTS ?= tests/peers tests/schedule/test_describe.py tests/admin/test_admin_schedules.py
+test-peers: system
+	$(PYTHON) -m venv .venv-peers
+	.venv-peers/bin/python -m pip install --quiet --upgrade pip
+	.venv-peers/bin/python -m pip install --quiet -e ".[test-core,postgresql,mysql,peers]"
+	for db in $(DATABASES); do \
+		CADENCE_TEST_DB=$$db .venv-peers/bin/python -m pytest --ds=tests.peers.settings $(PEERS_TESTS) || exit 1; \
+	done
+
+# The lowest version of each dependency pyproject.toml declares, and of the tasks extra, on
+# SQLite: the schedule math, its descriptions, declarations, the models and Django tasks, which
+# are what those dependencies touch.
+LOWEST := "Django==5.2.0" "croniter==6.0.0" "cron-descriptor==1.4.0" "dalf==0.7.0" "django-tasks==0.12.0"
+LOWEST_TESTS ?= tests/schedule tests/admin/test_admin_schedules.py tests/ops tests/models tests/test_tasks.py
+test-lowest: system
+	$(PYTHON) -m venv .venv-lowest
+	.venv-lowest/bin/python -m pip install --quiet --upgrade pip
+	.venv-lowest/bin/python -m pip install --quiet -e ".[test-core]" $(LOWEST)
+	CADENCE_TEST_DB=sqlite .venv-lowest/bin/python -m pytest $(LOWEST_TESTS)
+
 # The documentation site (Sphinx, MyST Markdown, furo); warnings are errors.
 DOCS_STAMP := $(VENV)/.installed-docs
 
@@ -72,7 +94,7 @@ run: demo
 	$(PY) manage.py run_cadence
 
 clean:
-	rm -rf $(VENV) .venv-django6 *.egg-info .pytest_cache .ruff_cache example_project/db.sqlite3 docs/_build
+	rm -rf $(VENV) .venv-django6 .venv-peers .venv-lowest *.egg-info .pytest_cache .ruff_cache example_project/db.sqlite3 docs/_build
 
 # make screenshots: the admin tour's pictures (docs/screenshots/), taken by the browser tests.
 screenshots: $(STAMP)

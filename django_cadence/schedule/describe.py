@@ -1,24 +1,22 @@
 """Schedules in words, for the admin: "At 02:30, only on Monday", "every 5 minutes", "once at ...".
 
 Cron expressions are described by ``cron-descriptor``, which knows no macros, so ``@daily`` and
-friends are expanded with the same table the parser uses. Descriptions are display text only:
-nothing here decides when a schedule fires.
+friends are expanded with the same table the parser uses. Both of its lines work (1.x, which
+django-celery-beat pins, and 2.x, whose ``Options`` takes keywords); without it, an expression
+describes itself. Descriptions are display text only: nothing here decides when a schedule fires.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, tzinfo
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from cron_descriptor import (
-    FormatException,
-    MissingFieldException,
-    Options,
-    WrongArgumentException,
-    get_description,
-)
+try:
+    import cron_descriptor
+except ImportError:  # optional at run time: the expression is its own description
+    cron_descriptor = None
 
 from ..exceptions import InvalidSpec
 from .cron_syntax import MACROS
@@ -46,11 +44,30 @@ def describe_cron(expr: str) -> str:
     """
     text = " ".join(str(expr).split())
     fields = MACROS.get(text.lower(), text)
-    options = Options(locale_code="en_US", use_24hour_time_format=True)
+    if cron_descriptor is None:
+        return text
+    undescribable = (
+        cron_descriptor.FormatException,
+        cron_descriptor.MissingFieldException,
+        cron_descriptor.WrongArgumentException,
+        ValueError,
+    )
     try:
-        return get_description(fields, options)
-    except (FormatException, MissingFieldException, WrongArgumentException, ValueError):
+        return str(cron_descriptor.get_description(fields, _options()))
+    except undescribable:
         return text  # a description is never vital; the expression says it all
+
+
+def _options() -> Any:
+    """English on a 24-hour clock, on cron-descriptor 2.x (keywords) and 1.x (attributes)."""
+    assert cron_descriptor is not None
+    try:
+        return cron_descriptor.Options(locale_code="en_US", use_24hour_time_format=True)
+    except TypeError:  # 1.x: Options() takes no arguments; its attributes are set after
+        options = cron_descriptor.Options()
+        options.locale_code = "en_US"
+        options.use_24hour_time_format = True
+        return options
 
 
 def describe_interval(interval: timedelta) -> str:

@@ -1,0 +1,223 @@
+"""What an import would do: schedules read from another scheduler, compared with the table.
+
+A source (``celery_beat.py``, ``django_q.py``) turns its schedules into :class:`Found` entries
+(fields in the ``CADENCE_SCHEDULES`` vocabulary, plain values only, and a note for each field
+it could not map) or :class:`Refused` ones (the reason). Here each entry is validated exactly as
+a declaration is (:func:`~django_cadence.ops.declarations.build`), then compared by name with
+the ``Schedule`` table: a name already there is never changed, so importing twice adds nothing.
+Where the source can compute its own next firings (beat's crontabs), the next ten are checked
+against ours and any difference is shown.
+"""
+
+from __future__ import annotations
+
+import pprint
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ...models import Schedule
+from ...schedule.describe import format_in_zone, zone
+from .. import declarations
+from ..reconcile import _describe, _plain, _same, _show
+
+
+@dataclass(frozen=True)
+class Found:
+    """A schedule read from the source, in ``CADENCE_SCHEDULES`` fields."""
+
+    name: str
+    origin: str  # where it was read, for the diff: "PeriodicTask 'x'", "CELERY_BEAT_SCHEDULE['x']"
+    fields: dict[str, Any]
+    notes: tuple[str, ...] = ()  # the source's fields that have no equivalent, and why
+    paused_reason: str = ""  # set when the source had it disabled
+    # The source's own next firings after an instant, where it can say (beat's crontabs).
+    firings: Callable[[datetime, int], list[datetime]] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A schedule left out, because importing it would change what it means."""
+
+    name: str
+    origin: str
+    reason: str
+
+
+@dataclass
+class Entry:
+    """One found schedule against the table: ``create``, ``unchanged`` or ``differs``."""
+
+    found: Found
+    action: str
+    candidate: Schedule
+    differences: list[tuple[str, Any, Any]] = field(default_factory=list)
+    upcoming: list[datetime] = field(default_factory=list)  # our next firings
+    check: str = ""  # how they compare with the source's own
+
+
+@dataclass
+class ImportPlan:
+    source: str
+    entries: list[Entry] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+
+    def creates(self) -> list[Entry]:
+        return [entry for entry in self.entries if entry.action == "create"]
+
+    def lines(self, *, paused: bool = False) -> list[str]:
+        """The diff, one schedule per paragraph, in the order the source listed them."""
+        out: list[str] = []
+        for entry in self.entries:
+            found = entry.found
+            if entry.action == "create":
+                state = _state(found, paused)
+                out.append(f"+ {found.name} ({_describe(entry.candidate)}){state}")
+                out.append(f"    from {found.origin}")
+                out.extend(f"    {key} = {_show(value)}" for key, value in _shown(found))
+                out.extend(_next_lines(entry))
+            elif entry.action == "unchanged":
+                out.append(f"= {found.name}: already imported, unchanged")
+            else:
+                out.append(f"! {found.name}: a schedule of this name exists and differs; kept:")
+                out.extend(
+                    f"    {name}: {_show(ours)} here, {_show(theirs)} in {found.origin}"
+                    for name, ours, theirs in entry.differences
+                )
+            if entry.action != "unchanged":
+                out.extend(f"    note: {note}" for note in found.notes)
+        for refused in self.refused:
+            out.append(f"x {refused.name}: not imported: {refused.reason}")
+            out.append(f"    from {refused.origin}")
+        return out
+
+    def summary(self, *, written: bool) -> str:
+        count = {a: sum(e.action == a for e in self.entries) for a in ("create", "unchanged")}
+        differs = len(self.entries) - count["create"] - count["unchanged"]
+        verb = "created" if written else "to create"
+        tail = "" if written else " (dry run: nothing written; --write to import)"
+        return (
+            f"{self.source}: {count['create']} {verb}, {count['unchanged']} already imported, "
+            f"{differs} differing (kept), {len(self.refused)} refused{tail}"
+        )
+
+    def settings_block(self) -> str:
+        """``CADENCE_SCHEDULES = {...}``: every importable schedule, plain Python to paste.
+
+        What a declaration cannot say (a pause: the operator's, not code's) and what has no
+        equivalent are comments above the schedule they concern.
+        """
+        lines = [f"# Imported from {self.source}.", "CADENCE_SCHEDULES = {"]
+        for entry in self.entries:
+            found = entry.found
+            if found.paused_reason:
+                lines.append(f"    # {found.paused_reason}: pause it after the first cadence_sync.")
+            lines.extend(f"    # {note}" for note in found.notes)
+            lines.append(f"    {found.name!r}: {{")
+            for key, value in found.fields.items():
+                shown = pprint.pformat(value, width=80, sort_dicts=False)
+                lines.append(f"        {key!r}: {shown},")
+            lines.append("    },")
+        lines.append("}")
+        lines.extend(f"# Not imported: {r.name}: {r.reason}" for r in self.refused)
+        return "\n".join([*lines, ""])
+
+
+def _state(found: Found, paused: bool) -> str:
+    if found.paused_reason:
+        return f", paused: {found.paused_reason}"
+    return ", paused" if paused else ""
+
+
+def _shown(found: Found) -> list[tuple[str, Any]]:
+    return [(key, value) for key, value in found.fields.items() if key not in ("cron",)]
+
+
+def _next_lines(entry: Entry) -> list[str]:
+    if not entry.upcoming or entry.candidate.kind == "interval":
+        return []  # an interval's phase is set when it is created, not before
+    tz = zone(entry.candidate.timezone)
+    shown = ", ".join(format_in_zone(instant, tz) for instant in entry.upcoming[:3])
+    return [f"    next: {shown}"] + ([f"    {entry.check}"] if entry.check else [])
+
+
+def _compare(entry: Entry, now: datetime) -> None:
+    """Our next firings, and the source's own where it can compute them."""
+    entry.upcoming = entry.candidate.upcoming(10, after=now)
+    if entry.found.firings is None:
+        return
+    theirs = entry.found.firings(now, len(entry.upcoming))
+    tz = zone(entry.candidate.timezone)
+    for ours, their in zip(entry.upcoming, theirs, strict=False):
+        if ours != their:
+            entry.check = (
+                f"differs from the source: {format_in_zone(ours, tz)} here, "
+                f"{format_in_zone(their, tz)} there (see the DST rules)."
+            )
+            return
+    entry.check = f"the source's own next {len(theirs)} firings are the same."
+
+
+def build_plan(
+    source: str,
+    found: list[Found],
+    refused: list[Refused],
+    using: str = "default",
+    now: datetime | None = None,
+) -> ImportPlan:
+    """Validate each found schedule and compare it with the row of the same name, if any."""
+    now = now or timezone.now()
+    plan = ImportPlan(source, refused=list(refused))
+    seen: set[str] = set()
+    named = Schedule.objects.using(using).filter(name__in=[item.name for item in found])
+    rows = {row.name: row for row in named}
+    for item in found:
+        if item.name in seen:
+            plan.refused.append(Refused(item.name, item.origin, "another schedule has this name."))
+            continue
+        seen.add(item.name)
+        try:
+            candidate = declarations.build(
+                declarations.Declaration(item.name, item.origin, item.fields)
+            )
+        except declarations.DeclarationError as exc:
+            details = "; ".join(f"{k}: {' '.join(v)}" for k, v in sorted(exc.errors.items()))
+            plan.refused.append(Refused(item.name, item.origin, details))
+            continue
+        row = rows.get(item.name)
+        if row is None:
+            entry = Entry(item, "create", candidate)
+            _compare(entry, now)
+            plan.entries.append(entry)
+            continue
+        differences = [
+            (name, _plain(row, name), _plain(candidate, name))
+            for name in declarations.CODE_OWNED_FIELDS
+            if not _same(_plain(row, name), _plain(candidate, name))
+        ]
+        action = "differs" if differences else "unchanged"
+        plan.entries.append(Entry(item, action, candidate, differences))
+    return plan
+
+
+def write(plan: ImportPlan, *, paused: bool, using: str = "default") -> list[Schedule]:
+    """Create the schedules the plan creates; a name taken meanwhile is left as it is."""
+    created: list[Schedule] = []
+    for entry in plan.creates():
+        schedule = entry.candidate
+        schedule.code_owned = False  # made by an import: the admin's, until code declares it
+        reason = entry.found.paused_reason
+        if paused and not reason:
+            reason = f"imported paused from {plan.source}: resume it when the old one is off"
+        if reason:
+            schedule.enabled, schedule.pause_reason = False, reason
+        with transaction.atomic(using=using):
+            if Schedule.objects.using(using).filter(name=schedule.name).exists():
+                continue
+            schedule.save(using=using)
+        created.append(schedule)
+    return created
