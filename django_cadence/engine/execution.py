@@ -78,7 +78,11 @@ def _describe(exc: BaseException) -> str:
 
 
 def _child_main(
-    path: str, payload: dict[str, Any], context_fields: dict[str, Any], conn: Connection
+    path: str,
+    payload: dict[str, Any],
+    context_fields: dict[str, Any],
+    token: str,
+    conn: Connection,
 ) -> None:
     """Entry point of the child process: set Django up, run the job, send back the result."""
     import django
@@ -86,8 +90,9 @@ def _child_main(
     django.setup()
     from ..executors.allow_list import resolve
     from ..executors.calling import AttemptContext, call
+    from .uncertainty import marker
 
-    context = AttemptContext(**context_fields)
+    context = AttemptContext(**context_fields, mark=marker(context_fields["attempt_id"], token))
     try:
         value = call(resolve(path), payload, context)
         conn.send(("ok", outcome_or_none(value), ""))
@@ -115,7 +120,7 @@ def _run_in_process(claim: Claim) -> TryResult:
     }
     process = ctx.Process(
         target=_child_main,
-        args=(claim.executor, claim.payload, fields, child),
+        args=(claim.executor, claim.payload, fields, claim.token, child),
         name=f"cadence-attempt-{claim.attempt_id}",
         daemon=True,
     )

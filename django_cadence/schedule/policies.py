@@ -198,8 +198,17 @@ def plan_recovery(
     recoveries: int,
     max_recoveries: int,
     delivery: str,
+    uncertain: str = "",
 ) -> str | None:
-    """A running attempt lost its worker: ``None`` to retry it, else the dead-letter reason."""
+    """A running attempt lost its worker: ``None`` to retry it, else the dead-letter reason.
+
+    ``uncertain``: the reason its try gave when it marked itself uncertain, if it did.
+    """
+    if uncertain:
+        return (
+            f"its worker was lost after the try marked itself uncertain ({uncertain}): "
+            "not re-run automatically"
+        )
     if delivery == "at_most_once":
         return "its worker was lost mid-try; at_most_once: not re-run automatically (uncertain)"
     if recoveries + 1 >= max_recoveries:
