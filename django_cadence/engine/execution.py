@@ -33,6 +33,7 @@ class TryResult:
     value: Any = None
     error: str = ""
     committed: bool = False  # the success write already happened (atomic jobs)
+    outcome_known: bool = True  # False: the job never said how it ended (its process died)
 
 
 class LostLease(Exception):
@@ -104,6 +105,11 @@ def _child_main(
         conn.close()
 
 
+def _died(exitcode: int | None) -> TryResult:
+    """The child ended without sending a result: how far the job got is unknown."""
+    return TryResult("error", error=f"child process exited with {exitcode}", outcome_known=False)
+
+
 def _run_in_process(claim: Claim) -> TryResult:
     """Run in a fresh (spawned) process, killed if the try is cancelled or times out."""
     allow_list.check_allowed(claim.executor)
@@ -133,14 +139,14 @@ def _run_in_process(claim: Claim) -> TryResult:
                 process.join(5)
                 return TryResult(kind, value, error)
             if not process.is_alive():
-                return TryResult("error", error=f"child process exited with {process.exitcode}")
+                return _died(process.exitcode)
             if claim.cancel_event.is_set():
                 process.kill()
                 process.join()
                 return TryResult("error", error="child process killed: the try was cancelled")
     except EOFError:
         process.join(5)
-        return TryResult("error", error=f"child process exited with {process.exitcode}")
+        return _died(process.exitcode)
     finally:
         if process.is_alive():
             process.kill()

@@ -65,14 +65,17 @@ class AttemptTransitions(_Base):
             history=history,
         )
 
-    def to_dead_letter(self, *, now: datetime, error: str, history: list[dict[str, Any]]) -> int:
-        """running -> dead letter: no tries left, or a permanent failure."""
+    def to_dead_letter(
+        self, *, now: datetime, error: str, history: list[dict[str, Any]], uncertain: str = ""
+    ) -> int:
+        """running -> dead letter: no tries left, a permanent failure, or an uncertain try that
+        ended without an outcome (``uncertain`` keeps its mark for the operator)."""
         return self.filter(status=Status.RUNNING).update(
             status=Status.DEAD_LETTER,
             finished_at=now,
             lease_until=None,
             error=error,
-            uncertain="",
+            uncertain=uncertain,
             history=history,
         )
 

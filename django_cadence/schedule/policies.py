@@ -183,7 +183,16 @@ def plan_failure(
     cap: timedelta,
     key: str,
     permanent: bool = False,
+    uncertain: str = "",
 ) -> FailurePlan:
+    """``uncertain``: the try marked itself uncertain and ended without telling its outcome
+    (timed out, its process died), so the step it guarded may have happened."""
+    if uncertain:
+        return FailurePlan(
+            None,
+            f"the try marked itself uncertain ({uncertain}) and ended without an outcome: "
+            "not re-run automatically",
+        )
     if permanent:
         return FailurePlan(None, "permanent failure")
     if tries >= max_attempts:

@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from django.db import transaction
 
+from benchmarks.fleet import wait_until
 from django_cadence import store
 from django_cadence.engine import leases, outcomes, planner, recovery
 from django_cadence.exceptions import ClaimLost, UncertainNotDurable
@@ -138,3 +139,67 @@ def test_a_context_built_outside_the_engine_passes_the_mark_to_its_hook():
     )
     context.mark_uncertain("charging card")
     assert marks == ["charging card"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("marked", [True, False], ids=["marked", "unmarked"])
+def test_a_try_that_ends_without_an_outcome_keeps_its_mark_and_is_dead_lettered(
+    running, clock, marked
+):
+    if marked:
+        running.context().mark_uncertain("charging card")
+
+    status = outcomes.record_failure(
+        running, "timed out after 5 s", clock.now(), outcome_known=False
+    )
+
+    attempt = Attempt.objects.get(pk=running.attempt_id)
+    if not marked:
+        assert status == attempt.status == Status.PENDING  # retried as any failure
+        return
+    assert status == attempt.status == Status.DEAD_LETTER
+    assert "marked itself uncertain (charging card) and ended without an outcome" in attempt.error
+    assert attempt.uncertain == "charging card"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_marked_try_that_times_out_is_dead_lettered_not_retried(
+    schedule_at, clock, threaded_engine, tmp_path
+):
+    journal = tmp_path / "journal.txt"
+    engine = threaded_engine(concurrency=2)
+    schedule_at(
+        executor="tests.jobs.charge_card",
+        payload={"journal": str(journal), "block": 30},
+        interval=timedelta(hours=1),
+        max_runtime=timedelta(seconds=5),
+        max_attempts=3,
+    )
+    clock.advance(hours=1)
+    engine.tick()
+    (flight,) = engine.tries.held.values()
+    wait_until(journal.exists, message="the charge")  # marked before it was written
+
+    clock.advance(seconds=6)
+    engine.tick()
+
+    attempt = Attempt.objects.get()
+    assert attempt.status == Status.DEAD_LETTER
+    assert "timed out after 5 s" in attempt.error
+    assert "ended without an outcome" in attempt.error
+    assert flight.done.wait(5)  # the job saw the cancel event and returned
+    assert journal.read_text().count("charged") == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_shutdown_hand_back_keeps_the_mark_for_the_next_try(running, clock):
+    running.context().mark_uncertain("charging card")
+    assert leases.release([running], clock.now()) == 1
+    assert Attempt.objects.get(pk=running.attempt_id).uncertain == "charging card"
+
+    [again] = leases.claim(clock.now(), worker="w2", slots=1)
+    assert recovery.recover_expired(clock.advance(seconds=16)) == 1
+
+    attempt = Attempt.objects.get(pk=again.attempt_id)
+    assert attempt.status == Status.DEAD_LETTER
+    assert "marked itself uncertain (charging card)" in attempt.error
