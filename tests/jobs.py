@@ -182,3 +182,11 @@ def charge_card(context: Any, journal: str, block: float = 0, fail: bool = False
     if fail:
         raise RuntimeError("the card provider answered 502")
     return "charged"
+
+
+@job(isolation="process")
+def charge_card_then_die(context: Any, journal: str) -> None:
+    """In a child process: mark the attempt uncertain, "charge", then die without a result."""
+    context.mark_uncertain("charging card")
+    Path(journal).write_text(f"charged {context.idempotency_key}\n")
+    os._exit(3)

@@ -5,14 +5,16 @@ before ``mark_uncertain()`` returns; a recovered attempt so marked is dead-lette
 reason, never re-run; a try whose outcome the engine records clears it. On the fake clock.
 """
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
 from django.db import transaction
 
-from benchmarks.fleet import wait_until
+from benchmarks.fleet import database_env, wait_until
 from django_cadence import store
 from django_cadence.engine import leases, outcomes, planner, recovery
+from django_cadence.engine.execution import run_try
 from django_cadence.exceptions import ClaimLost, UncertainNotDurable
 from django_cadence.executors.calling import AttemptContext
 from django_cadence.models import Attempt, Status
@@ -203,3 +205,30 @@ def test_a_shutdown_hand_back_keeps_the_mark_for_the_next_try(running, clock):
     attempt = Attempt.objects.get(pk=again.attempt_id)
     assert attempt.status == Status.DEAD_LETTER
     assert "marked itself uncertain (charging card)" in attempt.error
+
+
+@pytest.mark.process
+@pytest.mark.django_db(transaction=True)
+def test_a_child_process_marks_its_attempt_and_dying_after_it_dead_letters(
+    running, clock, monkeypatch, tmp_path
+):
+    for name, value in database_env().items():  # the child opens this test's database
+        monkeypatch.setenv(name, value)
+    journal = tmp_path / "journal.txt"
+    claim = dataclasses.replace(
+        running,
+        executor="tests.jobs.charge_card_then_die",
+        payload={"journal": str(journal)},
+        isolation="process",
+    )
+
+    result = run_try(claim, clock.now)
+
+    assert (result.kind, result.outcome_known) == ("error", False)
+    assert "child process exited with 3" in result.error
+    assert journal.read_text().startswith("charged")
+    assert Attempt.objects.get(pk=claim.attempt_id).uncertain == "charging card"
+    status = outcomes.record_failure(
+        claim, result.error, clock.now(), outcome_known=result.outcome_known
+    )
+    assert status == Status.DEAD_LETTER
