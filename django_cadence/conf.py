@@ -55,6 +55,14 @@ def _positive_int(name: str, value: Any) -> int:
     return value
 
 
+def _plan_batch(name: str, value: Any) -> int:
+    """1 to 10,000: one batch's schedule ids go into one statement's ``IN`` list, and
+    SQLite takes at most 32,766 parameters in a statement."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
+        raise ImproperlyConfigured(f"{name} must be an integer from 1 to 10000, not {value!r}.")
+    return value
+
+
 def _string_list(name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
         raise ImproperlyConfigured(f"{name} must be a list of strings, not {value!r}.")
@@ -133,6 +141,7 @@ _SETTINGS = {
         _Setting("CADENCE_CONCURRENCY", 4, _positive_int),
         _Setting("CADENCE_MAX_TICK", timedelta(seconds=10), _duration),
         _Setting("CADENCE_SHUTDOWN_GRACE", timedelta(seconds=30), _zero_ok_duration),
+        _Setting("CADENCE_PLAN_BATCH", 500, _plan_batch),
         # Schedules as code (reconcile.py) and Django tasks (tasks.py).
         _Setting("CADENCE_SCHEDULES", {}, _schedules),
         _Setting("CADENCE_RECONCILE_ON_START", True, _bool),
@@ -230,6 +239,10 @@ class CadenceSettings:
     @property
     def SHUTDOWN_GRACE(self) -> timedelta:  # noqa: N802
         return self._get("CADENCE_SHUTDOWN_GRACE")
+
+    @property
+    def PLAN_BATCH(self) -> int:  # noqa: N802
+        return self._get("CADENCE_PLAN_BATCH")
 
     @property
     def SCHEDULES(self) -> dict[str, Any]:  # noqa: N802

@@ -32,3 +32,12 @@ class ExecutorNotFound(CadenceError, LookupError):
 
 class InvalidPayload(CadenceError, ValueError):
     """The payload must be a JSON object within CADENCE_PAYLOAD_MAX_BYTES."""
+
+
+class ClaimLost(CadenceError, RuntimeError):
+    """This try no longer holds its attempt (recovered, timed out or finished): stop now."""
+
+
+class UncertainNotDurable(CadenceError, RuntimeError):
+    """mark_uncertain() cannot commit beside an atomic job's open transaction on a database
+    with one writer at a time (SQLite): make the job at_most_once, or not atomic."""

@@ -168,3 +168,25 @@ def atomic_flaky(context: Any, fail_tries: int = 1, seconds: float = 0) -> str:
 def raise_with_kwargs(**kwargs: Any) -> None:
     """Fail with the payload's repr in the message, as careless job code does (redaction)."""
     raise RuntimeError(f"could not log in with {kwargs!r}")
+
+
+def charge_card(context: Any, journal: str, block: float = 0, fail: bool = False) -> str:
+    """Mark the attempt uncertain, then "charge" (append a line to ``journal``), then block.
+
+    The journal is the job's own record of how often the step ran; ``fail`` raises after it.
+    """
+    context.mark_uncertain("charging card")
+    with Path(journal).open("a") as record:
+        record.write(f"charged {context.idempotency_key} try {context.try_number}\n")
+    sleep_for(block, context)
+    if fail:
+        raise RuntimeError("the card provider answered 502")
+    return "charged"
+
+
+@job(isolation="process")
+def charge_card_then_die(context: Any, journal: str) -> None:
+    """In a child process: mark the attempt uncertain, "charge", then die without a result."""
+    context.mark_uncertain("charging card")
+    Path(journal).write_text(f"charged {context.idempotency_key}\n")
+    os._exit(3)

@@ -12,6 +12,7 @@ def test_conf_defaults_are_documented_values():
     assert timedelta(seconds=60) == cadence_settings.MISFIRE_GRACE
     assert cadence_settings.MAX_RECOVERIES == 3
     assert cadence_settings.SESSION_LIVENESS is True
+    assert cadence_settings.PLAN_BATCH == 500
     assert cadence_settings.EXECUTORS == ("tests.jobs.*",)
 
 
@@ -29,8 +30,9 @@ def test_conf_every_setting_is_prefixed_and_has_a_default():
         ("CADENCE_MIN_INTERVAL", timedelta(minutes=1), timedelta(minutes=1)),
         ("CADENCE_MISFIRE_GRACE", 0, timedelta(0)),
         ("CADENCE_MAX_CATCHUP", 7, 7),
+        ("CADENCE_PLAN_BATCH", 10_000, 10_000),
     ],
-    ids=["int-seconds", "float-seconds", "timedelta", "zero-grace-allowed", "int"],
+    ids=["int-seconds", "float-seconds", "timedelta", "zero-grace-allowed", "int", "plan-batch"],
 )
 def test_conf_accepts(name, value, expected):
     attribute = name.removeprefix("CADENCE_")
@@ -50,6 +52,8 @@ def test_conf_accepts(name, value, expected):
         ("CADENCE_EXECUTORS", "myapp.jobs.*", "list of strings"),
         ("CADENCE_EXECUTORS", ["ok.*", ""], "non-empty strings"),
         ("CADENCE_SESSION_LIVENESS", "no", "True or False"),
+        ("CADENCE_PLAN_BATCH", 0, "from 1 to 10000"),
+        ("CADENCE_PLAN_BATCH", 10_001, "from 1 to 10000"),
     ],
     ids=[
         "zero-interval",
@@ -61,6 +65,8 @@ def test_conf_accepts(name, value, expected):
         "executors-not-list",
         "executors-empty-pattern",
         "liveness-not-bool",
+        "plan-batch-zero",
+        "plan-batch-too-large",
     ],
 )
 def test_conf_rejects_naming_the_setting(name, value, fragment):

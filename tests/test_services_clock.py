@@ -46,3 +46,23 @@ def test_retry_stamps_the_dead_letter_with_the_engine_clock(make_schedule):
         schedule=schedule, occurrence_at=now, status="dead_letter", finished_at=now, tries=3
     )
     assert close_to_engine_clock(services.retry(dead).retry_at)
+
+
+@pytest.mark.usefixtures("skewed_host")
+def test_cancel_stamps_the_pending_attempt_with_the_engine_clock(make_schedule):
+    schedule = make_schedule(interval=timedelta(hours=1))
+    now = default_clock().now()
+    waiting = Attempt.objects.create(schedule=schedule, occurrence_at=now, retry_at=now)
+    assert close_to_engine_clock(services.cancel(waiting).finished_at)
+
+
+@pytest.mark.usefixtures("skewed_host")
+def test_retry_now_brings_a_retry_forward_to_the_engine_clock(make_schedule):
+    schedule = make_schedule(interval=timedelta(hours=1))
+    now = default_clock().now()
+    waiting = Attempt.objects.create(
+        schedule=schedule, occurrence_at=now, retry_at=now + timedelta(hours=1), tries=1
+    )
+    [moved] = services.retry_now([waiting.pk])
+    moved.refresh_from_db()
+    assert close_to_engine_clock(moved.retry_at)

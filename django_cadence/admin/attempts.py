@@ -128,6 +128,7 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
         "payload_block",
         "outcome_block",
         "error_block",
+        "uncertain",
         "history_table",
     )
 
@@ -151,6 +152,7 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
         result = [
             *(["outcome_block"] if obj.outcome is not None else []),
             *(["error_block"] if obj.error else []),
+            *(["uncertain"] if obj.uncertain else []),
         ]
         fieldsets: list[tuple[str | None, dict[str, Any]]] = [
             (

@@ -16,6 +16,7 @@ from ..conf import cadence_settings
 from ..executors import allow_list, calling
 from ..executors import registry as executors
 from ..models import Schedule
+from . import uncertainty
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Claim:
             idempotency_key=self.idempotency_key,
             deadline=self.deadline,
             cancel_event=self.cancel_event,
+            mark=uncertainty.marker(self.attempt_id, self.token),
         )
 
     def event(self) -> dict[str, Any]:

@@ -34,6 +34,7 @@ class TryResult:
     error: str = ""
     committed: bool = False  # the success write already happened (atomic jobs)
     reason: str = ""  # why a permanent failure is one, for the dead letter's note
+    outcome_known: bool = True  # False: the job never said how it ended (its process died)
 
 
 class LostLease(Exception):
@@ -88,7 +89,11 @@ def _describe(exc: BaseException) -> str:
 
 
 def _child_main(
-    path: str, payload: dict[str, Any], context_fields: dict[str, Any], conn: Connection
+    path: str,
+    payload: dict[str, Any],
+    context_fields: dict[str, Any],
+    token: str,
+    conn: Connection,
 ) -> None:
     """Entry point of the child process: set Django up, run the job, send back the result."""
     import django
@@ -96,8 +101,9 @@ def _child_main(
     django.setup()
     from ..executors.allow_list import resolve
     from ..executors.calling import AttemptContext, call
+    from .uncertainty import marker
 
-    context = AttemptContext(**context_fields)
+    context = AttemptContext(**context_fields, mark=marker(context_fields["attempt_id"], token))
     try:
         value = call(resolve(path), payload, context)
         conn.send(("ok", outcome_or_none(value), ""))
@@ -107,6 +113,11 @@ def _child_main(
         conn.send(("error", None, _describe(exc)))
     finally:
         conn.close()
+
+
+def _died(exitcode: int | None) -> TryResult:
+    """The child ended without sending a result: how far the job got is unknown."""
+    return TryResult("error", error=f"child process exited with {exitcode}", outcome_known=False)
 
 
 def _run_in_process(claim: Claim) -> TryResult:
@@ -125,7 +136,7 @@ def _run_in_process(claim: Claim) -> TryResult:
     }
     process = ctx.Process(
         target=_child_main,
-        args=(claim.executor, claim.payload, fields, child),
+        args=(claim.executor, claim.payload, fields, claim.token, child),
         name=f"cadence-attempt-{claim.attempt_id}",
         daemon=True,
     )
@@ -138,14 +149,14 @@ def _run_in_process(claim: Claim) -> TryResult:
                 process.join(5)
                 return TryResult(kind, value, error)
             if not process.is_alive():
-                return TryResult("error", error=f"child process exited with {process.exitcode}")
+                return _died(process.exitcode)
             if claim.cancel_event.is_set():
                 process.kill()
                 process.join()
                 return TryResult("error", error="child process killed: the try was cancelled")
     except EOFError:
         process.join(5)
-        return TryResult("error", error=f"child process exited with {process.exitcode}")
+        return _died(process.exitcode)
     finally:
         if process.is_alive():
             process.kill()

@@ -85,12 +85,21 @@ def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Cl
 
 
 def record_failure(
-    c: Claim, error: str, now: datetime, *, permanent: bool = False, reason: str = ""
+    c: Claim,
+    error: str,
+    now: datetime,
+    *,
+    permanent: bool = False,
+    reason: str = "",
+    outcome_known: bool = True,
 ) -> str | None:
     """Fenced: schedule a retry or dead-letter the attempt; returns the new status or None.
 
     ``reason`` names a permanent failure's cause in the dead letter's note.
+    ``outcome_known=False``: the try ended without saying how (timed out, its process died);
+    if it marked itself uncertain, the attempt is dead-lettered rather than retried.
     """
+    uncertain = "" if outcome_known else _uncertain_mark(c)
     plan = policies.plan_failure(
         tries=c.tries,
         max_attempts=c.max_attempts,
@@ -99,6 +108,7 @@ def record_failure(
         cap=c.retry_cap,
         key=c.idempotency_key,
         permanent=permanent,
+        uncertain=uncertain,
     )
     error = clean_error(error)
     if plan.retry_at is not None:
@@ -114,6 +124,7 @@ def record_failure(
         now=now,
         error=f"{error}\n{note}" if error else note,
         history=_history(c, now, "failed", error),
+        uncertain=uncertain,
     )
     if not _fenced_out(c, written, "dead_letter"):
         return None
@@ -128,6 +139,11 @@ def record_failure(
     )
     maybe_pause(c.schedule_id, c.pause_after_failures)
     return Status.DEAD_LETTER
+
+
+def _uncertain_mark(c: Claim) -> str:
+    """The reason the try gave when it marked its attempt uncertain; "" if it did not."""
+    return fenced(c).values_list("uncertain", flat=True).first() or ""
 
 
 def record_cancelled(c: Claim, now: datetime, reason: str) -> bool:

@@ -65,8 +65,10 @@ def due_schedules(now: datetime, batch_size: int) -> list[Schedule]:
     ]
 
 
-def plan_due(now: datetime, *, batch_size: int = 500) -> PlanResult:
-    """Plan every due occurrence of up to ``batch_size`` schedules, locked, in one transaction."""
+def plan_due(now: datetime, *, batch_size: int | None = None) -> PlanResult:
+    """Plan every due occurrence of up to ``batch_size`` schedules (``CADENCE_PLAN_BATCH``),
+    locked, in one transaction."""
+    batch_size = batch_size or cadence_settings.PLAN_BATCH
     with transaction.atomic():
         schedules = due_schedules(now, batch_size)
         if not schedules:

@@ -4,10 +4,11 @@ A worker is lost when the server no longer sees its session lock (killed, host g
 connection cut: :mod:`.liveness`), or when its lease expired more than
 ``CADENCE_RECOVERY_GRACE`` ago (stopped renewing: frozen, or a database without session
 locks). Both go through one fenced path: clearing the claim token in the same write fences
-the old worker out, should it come back (invariant 3). ``at_most_once`` jobs are never re-run
-automatically. The first recovery of an attempt retries it at once; a job that keeps taking
-its worker down is retried through the backoff ladder and dead-lettered after
-``CADENCE_MAX_RECOVERIES``, its last error kept.
+the old worker out, should it come back (invariant 3). ``at_most_once`` jobs, and attempts
+whose try marked itself uncertain, are never re-run automatically. The first recovery of
+an attempt retries it at once; a job that keeps taking its worker down is retried through
+the backoff ladder and dead-lettered after ``CADENCE_MAX_RECOVERIES``, its last error kept
+(or, without one, the seed's "orphaned: worker crashed or stalled").
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ logger = logging.getLogger("django_cadence.recovery")
 LEASE_EXPIRED = "its lease expired"
 SESSION_ENDED = "its database session ended"
 ENGINE_RESTARTED = "its engine stopped without handing it back"
+# The error of a recovered attempt that has none of its own (the TypeScript seed's words).
+ORPHANED = "orphaned: worker crashed or stalled"
 
 
 def running_by_worker() -> dict[str, datetime]:
@@ -118,6 +121,7 @@ class _Recovered:
             recoveries=attempt.recoveries,
             max_recoveries=cadence_settings.MAX_RECOVERIES,
             delivery=options["delivery"],
+            uncertain=attempt.uncertain,
         )
         note = f"worker {attempt.worker or '?'} was lost on try {attempt.tries}: {cause}"
         attempt.history = [
@@ -133,6 +137,8 @@ class _Recovered:
         ]
         attempt.claim_token = None
         attempt.lease_until = None
+        if not attempt.error:  # nothing of the job's own to show: say what happened
+            attempt.error = f"{ORPHANED} ({note})"
         if reason is None:
             key = idempotency_key(attempt.schedule_id, attempt.occurrence_at, attempt.trigger)
             attempt.status = Status.PENDING
@@ -145,8 +151,7 @@ class _Recovered:
         else:
             attempt.status = Status.DEAD_LETTER
             attempt.finished_at = now
-            dead = f"[dead letter: {reason}]"
-            attempt.error = f"{attempt.error}\n{dead}" if attempt.error else f"{note}\n{dead}"
+            attempt.error = f"{attempt.error}\n[dead letter: {reason}]"
         attempt.recoveries += 1
         return cls(attempt, reason)
 

@@ -252,9 +252,13 @@ class HeldTries:
         if claim.cancel_event.is_set():
             outcomes.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
         else:
-            permanent = result.kind == "permanent"
             outcomes.record_failure(
-                claim, result.error, now, permanent=permanent, reason=result.reason
+                claim,
+                result.error,
+                now,
+                permanent=result.kind == "permanent",
+                reason=result.reason,
+                outcome_known=result.outcome_known,
             )
 
     def enforce_timeouts(self, now: datetime) -> None:
@@ -266,7 +270,10 @@ class HeldTries:
             claim.cancel_event.set()
             self.held.pop(token)
             outcomes.record_failure(
-                claim, f"timed out after {claim.max_runtime.total_seconds():g} s", now
+                claim,
+                f"timed out after {claim.max_runtime.total_seconds():g} s",
+                now,
+                outcome_known=False,  # the try may still be running its step
             )
 
     def cancel_revoked(self, attempt_ids: Iterable[int]) -> None:

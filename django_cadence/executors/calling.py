@@ -32,11 +32,24 @@ class AttemptContext:
     cancel_event: threading.Event = field(
         default_factory=threading.Event, compare=False, repr=False
     )
+    # The engine's durable, fenced write of the uncertain mark; None outside the engine.
+    mark: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def cancelled(self) -> bool:
         """Set on timeout or replacement; a long job should poll it and return early."""
         return self.cancel_event.is_set()
+
+    def mark_uncertain(self, reason: str = "") -> None:
+        """Say that the next step must not repeat (charging a card), before taking it.
+
+        Committed before this returns: if the worker is then lost, the attempt is
+        dead-lettered as uncertain with ``reason`` instead of run again. Raises
+        ``ClaimLost`` if this try no longer holds its attempt: do not take the step.
+        Outside the engine (a context built by a test) there is nothing to mark.
+        """
+        if self.mark is not None:
+            self.mark(reason)
 
 
 def idempotency_key(schedule_id: object, occurrence_at: datetime, trigger: str) -> str:

@@ -71,6 +71,13 @@ class Attempt(models.Model):
         help_text="A manual run asked for while its schedule was paused: it runs (with its "
         "retries) though the schedule stays paused.",
     )
+    uncertain = models.TextField(
+        blank=True,
+        default="",
+        db_default="",  # the engine's batch inserts name their columns and leave it out
+        help_text="Why the running try marked itself uncertain (a step that must not repeat); "
+        "a lost worker's attempt so marked is dead-lettered, not re-run.",
+    )
     history = models.JSONField(
         default=list, blank=True, help_text="One entry per try: worker, timing, error."
     )
@@ -123,7 +130,8 @@ class Attempt(models.Model):
         return f"{schedule.name} · {when} · {self.get_status_display()}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        """Save, refusing a change of identity (invariant 1: one attempt per occurrence)."""
+        """Save, refusing a change of identity with a message per field (invariant 7; the
+        database refuses the paths this cannot see)."""
         loaded = getattr(self, "_identity", None) or {}
         changed = [
             f for f, value in loaded.items() if value is not None and getattr(self, f) != value

@@ -49,6 +49,10 @@ class AttemptTransitions(_Base):
         """The one row a worker may still write: its attempt, running under its token."""
         return self.filter(pk=attempt_id, claim_token=token, status=Status.RUNNING)
 
+    def mark_uncertain(self, reason: str) -> int:
+        """A running try says its next step must not repeat (start from :meth:`held`)."""
+        return self.filter(status=Status.RUNNING).update(uncertain=reason)
+
     def to_retry(self, *, retry_at: datetime, error: str, history: list[dict[str, Any]]) -> int:
         """running -> pending: the try failed and the attempt waits for ``retry_at``."""
         return self.filter(status=Status.RUNNING).update(
@@ -57,16 +61,21 @@ class AttemptTransitions(_Base):
             claim_token=None,
             lease_until=None,
             error=error,
+            uncertain="",  # the try failed in the open: its outcome is known
             history=history,
         )
 
-    def to_dead_letter(self, *, now: datetime, error: str, history: list[dict[str, Any]]) -> int:
-        """running -> dead letter: no tries left, or a permanent failure."""
+    def to_dead_letter(
+        self, *, now: datetime, error: str, history: list[dict[str, Any]], uncertain: str = ""
+    ) -> int:
+        """running -> dead letter: no tries left, a permanent failure, or an uncertain try that
+        ended without an outcome (``uncertain`` keeps its mark for the operator)."""
         return self.filter(status=Status.RUNNING).update(
             status=Status.DEAD_LETTER,
             finished_at=now,
             lease_until=None,
             error=error,
+            uncertain=uncertain,
             history=history,
         )
 
@@ -96,6 +105,7 @@ class AttemptTransitions(_Base):
             retry_at=now,
             tries=0,
             recoveries=0,
+            uncertain="",  # an operator decided to run it again
             finished_at=None,
             claim_token=None,
             lease_until=None,

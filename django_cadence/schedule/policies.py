@@ -183,7 +183,16 @@ def plan_failure(
     cap: timedelta,
     key: str,
     permanent: bool = False,
+    uncertain: str = "",
 ) -> FailurePlan:
+    """``uncertain``: the try marked itself uncertain and ended without telling its outcome
+    (timed out, its process died), so the step it guarded may have happened."""
+    if uncertain:
+        return FailurePlan(
+            None,
+            f"the try marked itself uncertain ({uncertain}) and ended without an outcome: "
+            "not re-run automatically",
+        )
     if permanent:
         return FailurePlan(None, "permanent failure")
     if tries >= max_attempts:
@@ -198,8 +207,17 @@ def plan_recovery(
     recoveries: int,
     max_recoveries: int,
     delivery: str,
+    uncertain: str = "",
 ) -> str | None:
-    """A running attempt lost its worker: ``None`` to retry it, else the dead-letter reason."""
+    """A running attempt lost its worker: ``None`` to retry it, else the dead-letter reason.
+
+    ``uncertain``: the reason its try gave when it marked itself uncertain, if it did.
+    """
+    if uncertain:
+        return (
+            f"its worker was lost after the try marked itself uncertain ({uncertain}): "
+            "not re-run automatically"
+        )
     if delivery == "at_most_once":
         return "its worker was lost mid-try; at_most_once: not re-run automatically (uncertain)"
     if recoveries + 1 >= max_recoveries:

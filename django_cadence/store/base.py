@@ -54,6 +54,8 @@ class Store:
     one_engine_per_file: ClassVar[bool] = False
     #: A lock held by a session is freed by the server the moment the session ends.
     has_session_locks: ClassVar[bool] = False
+    #: Another connection can commit while one holds an open write transaction.
+    has_concurrent_writes: ClassVar[bool] = True
 
     #: The server's time at the moment of the query, even inside a transaction.
     now_sql: ClassVar[str | None] = None

@@ -132,7 +132,8 @@ def end_in_success(
     sql = (
         f"UPDATE {table} SET {column('status')} = %s, {column('finished_at')} = %s, "  # noqa: S608
         f"{column('outcome')} = {outcome_sql}, {column('lease_until')} = NULL, "
-        f"{column('error')} = %s, {column('history')} = {history_sql} "
+        f"{column('error')} = %s, {column('uncertain')} = %s, "
+        f"{column('history')} = {history_sql} "
         f"WHERE {by_id} AND {by_token} AND {column('status')} = %s"
     )
     params = [
@@ -140,6 +141,7 @@ def end_in_success(
         adapt.adapt_datetimefield_value(now),
         *outcome_params,
         "",
+        "",  # the try's outcome is known: its uncertainty, if any, is over
         *history_params,
         *id_params,
         *token_params,

@@ -104,6 +104,7 @@ class SQLiteStore(Store):
 
     vendor = "sqlite"
     one_engine_per_file = True
+    has_concurrent_writes = False  # an open write transaction holds the whole file
 
     def engine_lock(self) -> SingleEngineLock:
         return SingleEngineLock.for_connection(self.connection)

@@ -113,6 +113,14 @@ def test_admin_attempt_detail_shows_tries_key_and_lease(admin_client, three, pag
     assert "billing" in html
 
 
+def test_admin_attempt_detail_shows_why_a_try_marked_itself_uncertain(admin_client, three):
+    dead = three["deadletter"]
+    Attempt.objects.filter(pk=dead.pk).update(uncertain="charging <card>")
+    html = admin_client.get(change("deadletter", dead)).content.decode()
+    assert "charging &lt;card&gt;" in html
+    assert "charging <card>" not in html
+
+
 def test_admin_attempt_detail_shows_outcome(admin_client, three):
     html = admin_client.get(change("attempt", three["succeeded"])).content.decode()
     assert "&quot;sent&quot;: 3" in html

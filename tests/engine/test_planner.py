@@ -241,3 +241,15 @@ def test_planner_overlap_admission_while_a_retry_waits(schedule_at, clock, overl
     later = Attempt.objects.filter(schedule=schedule).order_by("occurrence_at").last()
     if overlap == "skip_if_running":
         assert "waiting for its retry" in later.error
+
+
+def test_planner_plans_at_most_cadence_plan_batch_schedules_per_call(schedule_at, clock, settings):
+    settings.CADENCE_PLAN_BATCH = 2
+    schedules = [schedule_at(interval=MINUTE) for _ in range(3)]
+    now = clock.advance(MINUTE)
+
+    first = planner.plan_due(now)
+    assert (first.schedules, first.more) == (2, True)
+    second = planner.plan_due(now)
+    assert (second.schedules, second.more) == (1, False)
+    assert all(statuses(s) == ["pending"] for s in schedules)

@@ -562,6 +562,21 @@ def test_plan_recovery_at_most_once_always_dead_letters(tries, max_attempts, rec
     assert "uncertain" in reason
 
 
+@pytest.mark.parametrize("delivery", ["at_least_once", "atomic", "at_most_once"])
+def test_plan_recovery_of_a_try_marked_uncertain_dead_letters_with_its_reason(delivery):
+    reason = plan_recovery(
+        tries=1,
+        max_attempts=10,
+        recoveries=0,
+        max_recoveries=3,
+        delivery=delivery,
+        uncertain="charging card",
+    )
+
+    assert reason is not None
+    assert "marked itself uncertain (charging card)" in reason
+
+
 @pytest.mark.parametrize("delivery", ["at_least_once", "atomic"])
 @pytest.mark.parametrize(
     ("tries", "max_attempts", "recoveries", "max_recoveries", "expected"),
