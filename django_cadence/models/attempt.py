@@ -57,8 +57,9 @@ class AttemptQuerySet(AttemptTransitions):
         raise identity.refused(self.model, changed)
 
     def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
-        """Bulk update; each batch's ``update()`` checks the identity fields it names, inside a
-        savepoint then, so a refusal undoes the earlier batches and no more."""
+        """Bulk update; each batch's ``update()`` checks the identity fields it names, then in a
+        savepoint, so a refusal undoes the earlier batches and leaves the caller's transaction
+        usable."""
         fields = list(fields)
         if not identity.identity_values(self.model, dict.fromkeys(fields)):
             return super().bulk_update(objs, fields, batch_size)
