@@ -168,6 +168,18 @@ def test_an_update_refuses_when_any_matched_row_would_change(attempt, make_sched
     assert _identity(second.pk)[1] == LATER
 
 
+def test_a_refused_bulk_update_writes_no_batch_and_leaves_the_transaction_usable(attempt):
+    second = Attempt.objects.create(schedule=attempt.schedule, occurrence_at=LATER, retry_at=LATER)
+    first, moved = Attempt.objects.order_by("pk")
+    first.error = "written by the first batch"
+    moved.occurrence_at = LATER + timedelta(hours=1)
+    with transaction.atomic():
+        with pytest.raises(IdentityChanged):
+            Attempt.objects.bulk_update([first, moved], ["error", "occurrence_at"], batch_size=1)
+        assert Attempt.objects.get(pk=attempt.pk).error == ""
+    assert _identity(second.pk)[1] == LATER
+
+
 def test_other_fields_still_save(attempt):
     loaded = Attempt.objects.get(pk=attempt.pk)
     loaded.error = "a note"
