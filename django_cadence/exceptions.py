@@ -6,6 +6,8 @@ Each narrow class also inherits the built-in it resembles, so callers that alrea
 
 from __future__ import annotations
 
+from django.db import IntegrityError
+
 
 class CadenceError(Exception):
     """A django-cadence error."""
@@ -41,3 +43,8 @@ class ClaimLost(CadenceError, RuntimeError):
 class UncertainNotDurable(CadenceError, RuntimeError):
     """mark_uncertain() cannot commit beside an atomic job's open transaction on a database
     with one writer at a time (SQLite): make the job at_most_once, or not atomic."""
+
+
+class IdentityChanged(CadenceError, IntegrityError):
+    """A write would change an attempt's schedule, occurrence or trigger (invariant 7); it is
+    an ``IntegrityError``, as the database trigger's refusal of raw SQL is."""

@@ -1,8 +1,9 @@
 """An attempt's schedule, occurrence and trigger cannot change (invariant 7, docs/design.md).
 
-A database trigger refuses the change whatever the path (the SQL is in
-``django_cadence/store/identity_guard.py``). It comes after every migration that rebuilds
-the attempts table on SQLite, which would drop it.
+The model guards every ORM path; where the store may create one (PostgreSQL, SQLite), a
+database trigger also refuses raw SQL (``django_cadence/store/identity_guard.py``), and
+MariaDB/MySQL get nothing here. It comes after every migration that rebuilds the attempts
+table on SQLite, which would drop the trigger.
 """
 
 from django.db import migrations

@@ -9,13 +9,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import models, router, transaction
 from django.db.models import Q
 from django.utils import timezone as django_timezone
 
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
+from . import identity
 from .choices import TERMINAL_STATUSES, Status, Trigger, in_choices
 from .schedule import Schedule
 from .transitions import AttemptTransitions
@@ -41,6 +41,31 @@ class AttemptQuerySet(AttemptTransitions):
 
     def finished(self) -> AttemptQuerySet:
         return self.filter(status__in=TERMINAL_STATUSES)
+
+    def update(self, **kwargs: Any) -> int:
+        """Update, refusing a change of identity (invariant 7) when ``kwargs`` name an identity
+        field; ``bulk_update()`` comes here too. The check and the update share a transaction,
+        and nothing is written when it refuses."""
+        named = identity.identity_values(self.model, kwargs)
+        if not named:
+            return super().update(**kwargs)
+        self._for_write = True
+        with transaction.atomic(using=self.db, savepoint=False):
+            changed = identity.changed_by_update(self, named)
+            if changed is None:
+                return super().update(**kwargs)
+        raise identity.refused(self.model, changed)
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        """Bulk update; each batch's ``update()`` checks the identity fields it names, then in a
+        savepoint, so a refusal undoes the earlier batches and leaves the caller's transaction
+        usable."""
+        fields = list(fields)
+        if not identity.identity_values(self.model, dict.fromkeys(fields)):
+            return super().bulk_update(objs, fields, batch_size)
+        self._for_write = True
+        with transaction.atomic(using=self.db):
+            return super().bulk_update(objs, fields, batch_size)
 
 
 class Attempt(models.Model):
@@ -84,7 +109,7 @@ class Attempt(models.Model):
     created_at = models.DateTimeField(default=django_timezone.now)
 
     objects = AttemptQuerySet.as_manager()
-    _identity: dict[str, Any]
+    _identity: tuple[Any, dict[str, Any]]  # the stored row's pk and identity, when known
 
     class Meta:
         ordering = ("-occurrence_at", "-id")
@@ -130,30 +155,18 @@ class Attempt(models.Model):
         return f"{schedule.name} · {when} · {self.get_status_display()}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        """Save, refusing a change of identity with a message per field (invariant 7; the
-        database refuses the paths this cannot see)."""
-        loaded = getattr(self, "_identity", None) or {}
-        changed = [
-            f for f, value in loaded.items() if value is not None and getattr(self, f) != value
-        ]
-        if changed:
-            raise ValidationError(
-                {
-                    f.removesuffix("_id"): "An attempt's schedule, occurrence and trigger are "
-                    "its identity; they cannot change once it is written."
-                    for f in changed
-                }
-            )
+        """Save, refusing a change of identity, whatever the instance (invariant 7)."""
+        using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
+        if kwargs.get("update_fields") is not None:  # read twice: not a one-pass iterator
+            kwargs["update_fields"] = frozenset(kwargs["update_fields"])
+        force_insert = bool(kwargs.get("force_insert"))
+        identity.check_save(self, using, kwargs.get("update_fields"), force_insert)
         super().save(*args, **kwargs)
-        self._identity = {f: self.__dict__.get(f) for f in IDENTITY}
+        self._identity = identity.snapshot(self)
 
     @classmethod
     def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> Attempt:
         # **kwargs: Django 6.1 passes fetch_mode; 5.2 passes nothing more.
         instance = super().from_db(db, field_names, values, **kwargs)
-        instance._identity = {f: instance.__dict__.get(f) for f in IDENTITY}  # None: deferred
+        instance._identity = identity.snapshot(instance)
         return instance
-
-
-# The fields that say which occurrence an attempt is (its unique constraint); fixed once written.
-IDENTITY = ("schedule_id", "occurrence_at", "trigger")

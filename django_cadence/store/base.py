@@ -56,6 +56,10 @@ class Store:
     has_session_locks: ClassVar[bool] = False
     #: Another connection can commit while one holds an open write transaction.
     has_concurrent_writes: ClassVar[bool] = True
+    #: The migrating user may create a trigger that refuses raw SQL changing an attempt's
+    #: identity (invariant 7). Not MariaDB/MySQL: with binary logging on (every managed
+    #: service) creating one needs ``SUPER`` or ``log_bin_trust_function_creators``.
+    has_identity_trigger: ClassVar[bool] = False
 
     #: The server's time at the moment of the query, even inside a transaction.
     now_sql: ClassVar[str | None] = None
@@ -126,6 +130,14 @@ class Store:
                     f"VALUES {', '.join([row_sql] * len(chunk))}"
                 )
                 cursor.execute(sql, [value for row in chunk for value in row])
+
+    def identity_trigger_sql(self, table: str) -> list[str]:
+        """The statements creating the identity trigger on ``table`` (see ``identity_guard``)."""
+        return []
+
+    def drop_identity_trigger_sql(self, table: str) -> list[str]:
+        """The statements dropping the identity trigger from ``table``, if it is there."""
+        return []
 
     # --- wake-ups, the engine's lock, its session ------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from django.db import transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from . import identity_guard
 from .base import Store
 
 logger = logging.getLogger("django_cadence.wakeup")
@@ -27,6 +28,7 @@ class PostgreSQLStore(Store):
     has_notifications = True
     has_row_locks = True
     has_session_locks = True
+    has_identity_trigger = True  # the table's owner may create it
 
     # The time at the moment of the query: CURRENT_TIMESTAMP is the transaction's start, and
     # an atomic job's commit reads the clock late in its transaction.
@@ -93,6 +95,30 @@ class PostgreSQLStore(Store):
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, params + array_params)  # the SELECT's scalars, then the arrays
+
+    def identity_trigger_sql(self, table: str) -> list[str]:
+        name = identity_guard.NAME
+        checks = "".join(
+            f'IF NEW."{c}" IS DISTINCT FROM OLD."{c}" THEN RAISE EXCEPTION USING ERRCODE = '
+            f"'integrity_constraint_violation', MESSAGE = '{identity_guard.message(table, c)}'; "
+            "END IF; "
+            for c in identity_guard.COLUMNS
+        )
+        columns = ", ".join(f'"{c}"' for c in identity_guard.COLUMNS)
+        function = (
+            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            f"BEGIN {checks}RETURN NEW; END $$"
+        )
+        # "UPDATE OF": the engine's writes, which never name these columns, skip it entirely.
+        trigger = (
+            f'CREATE TRIGGER {name} BEFORE UPDATE OF {columns} ON "{table}" '
+            f"FOR EACH ROW EXECUTE FUNCTION {name}()"
+        )
+        return [function, trigger]
+
+    def drop_identity_trigger_sql(self, table: str) -> list[str]:
+        name = identity_guard.NAME
+        return [f'DROP TRIGGER IF EXISTS {name} ON "{table}"', f"DROP FUNCTION IF EXISTS {name}()"]
 
     def notify_change(self) -> None:
         connection = self.connection

@@ -14,6 +14,7 @@ from pathlib import Path
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..exceptions import CadenceError
+from . import identity_guard
 from .base import Store
 
 
@@ -105,6 +106,19 @@ class SQLiteStore(Store):
     vendor = "sqlite"
     one_engine_per_file = True
     has_concurrent_writes = False  # an open write transaction holds the whole file
+    has_identity_trigger = True
+
+    def identity_trigger_sql(self, table: str) -> list[str]:
+        # RAISE takes a literal message: one trigger per column, each naming its own.
+        return [
+            f'CREATE TRIGGER {identity_guard.NAME}_{c} BEFORE UPDATE OF "{c}" ON "{table}" '
+            f'FOR EACH ROW WHEN NEW."{c}" IS NOT OLD."{c}" '
+            f"BEGIN SELECT RAISE(ABORT, '{identity_guard.message(table, c)}'); END"
+            for c in identity_guard.COLUMNS
+        ]
+
+    def drop_identity_trigger_sql(self, table: str) -> list[str]:
+        return [f"DROP TRIGGER IF EXISTS {identity_guard.NAME}_{c}" for c in identity_guard.COLUMNS]
 
     def engine_lock(self) -> SingleEngineLock:
         return SingleEngineLock.for_connection(self.connection)

@@ -3,6 +3,8 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from django_cadence.engine import leases, outcomes, planner, recovery
 from django_cadence.models import Attempt
@@ -242,6 +244,22 @@ def test_recovery_of_an_expired_lease(
     assert attempt.lease_until is None
     assert attempt.recoveries == recoveries_before + 1
     assert attempt.history[-1]["result"] == "lost"
+
+
+def test_recovery_pays_nothing_for_the_identity_guard(schedule_at, clock, settings):
+    """Invariant 7's ORM guard reads only for a write naming an identity field, which the
+    engine's never do: recovering a lost try stays its locking read and one UPDATE."""
+    settings.CADENCE_LEASE = 10
+    settings.CADENCE_RECOVERY_GRACE = 5
+    _, attempt = due_attempt(schedule_at, clock)
+    leases.claim(clock.now(), worker="w1", slots=1)
+    with CaptureQueriesContext(connection) as queries:
+        assert recovery.recover(clock.advance(seconds=16)) == 1
+    sql = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert [s.split()[0] for s in sql] == ["SELECT", "UPDATE"]  # the test's savepoint aside
+    attempt.refresh_from_db()
+    assert attempt.status == "pending"
+    assert attempt.recoveries == 1
 
 
 def test_runner_nothing_runs_while_its_schedule_is_paused(schedule_at, clock):
