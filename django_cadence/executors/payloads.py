@@ -24,6 +24,7 @@ __all__ = [
     "clean_text",
     "escape_control",
     "headline",
+    "log_value",
     "outcome_or_none",
     "redact",
     "redact_text",
@@ -166,6 +167,12 @@ def escape_control(text: str) -> str:
     are left alone, so an escaped character is not distinguishable from its spelled-out form.
     """
     return str(text).translate(_CONTROL)
+
+
+def log_value(value: object, limit: int = 300) -> str:
+    """A value from outside (a name, a reason, a worker id, an error) as it goes into a log
+    line: redacted, storable, at most about ``limit`` characters, on one visible line."""
+    return escape_control(clean_text(value, limit))
 
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
