@@ -38,14 +38,15 @@ PEM_PRIVATE_KEY = re.compile(
 armour lines kept. A block cut short is hidden to the end of the text."""
 
 URL_USERINFO = re.compile(
-    r"(?P<scheme>\b[a-z][a-z0-9+.-]*://)"
-    r"(?:(?P<user>[^\s:/?#@'\"<>\[\]]*):)?"
-    r"(?P<password>[^\s/?#'\"<>\[\]]*)@",
+    r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://)"
+    r"(?:(?P<user>[^\s:/?#@'\"<>\[\]]{0,256}):)?"
+    r"(?P<password>[^\s/?#'\"<>\[\]]{0,1024})@",
     re.IGNORECASE,
 )
 """The user-info of a URL of any scheme (``postgres://user:pass@host``,
 ``mysql+pymysql://…``, ``https://token@host``): the password, or a lone user name (an access
-token in the user's place), is hidden. The password runs to the last ``@`` of the authority."""
+token in the user's place), is hidden. The password runs to the last ``@`` of the authority.
+Lengths are bounded so that text full of ``://`` is still scanned in linear time."""
 
 BEARER = re.compile(r"\b(?P<scheme>Bearer)\s+(?P<token>[A-Za-z0-9._~+/=-]{8,})", re.IGNORECASE)
 """A bearer token written anywhere, even with no header name before it."""
@@ -63,7 +64,9 @@ def _name_pattern(name: str) -> str:
 def _compiled(names: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The key test for structured values and the ``key=value`` pattern for free text.
 
-    The ``key=value`` family: the key is any word holding a secret name (``db_password``,
+    The ``key=value`` family (the key is an atomic group: a key always runs to the end of
+    its word, and trying shorter ones would make a long word cost quadratic time): the key
+    is any word holding a secret name (``db_password``,
     ``X-Api-Key``, ``b'token'``); the separator is ``=`` or ``:``, or after a closing quote
     also ``,`` (a header tuple ``('Authorization', '…')``); the value is quoted (any quote,
     escaped or not: JSON inside a string, ``b'…'``; a quote left open runs to the end of its
@@ -83,12 +86,12 @@ def _compiled(names: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]
     )
     pair = re.compile(
         rf"""
-        (?P<key>(?<![\w.-])(?:{key}))
+        (?P<key>(?<![\w.-])(?>{key}))
         (?P<sep>\\*["'][ \t]*[:=,][ \t]*|[ \t]*[:=][ \t]*)
         (?:b?(?P<quote>\\*["'])
              (?:(?!(?P=quote))(?:\\[^\n]|[^\\\n]))*(?:(?P=quote)|\\?$)
           |(?P<scheme>{_AUTH_SCHEMES}[ \t]+)?[^\s,;&'"{{}}()\[\]\\][^\s,;&'"}})\]\\]*
-          |\([^()\n]{{0,500}}\)
+          |\([^()\n]{{0,500}}\)(?![^\s,;&'"}})\]\\])
         )""",
         re.IGNORECASE | re.VERBOSE | re.MULTILINE,
     )

@@ -329,6 +329,14 @@ _PIECES = [
     "}",
     "\udcff",
     "\x00",
+    "()",
+    "(a)",
+    "0",
+    "é",
+    "_",
+    ".",
+    "://",
+    "dsn",
 ]
 ANY_TEXT = st.text(st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=200)
 SECRETISH_TEXT = st.lists(st.sampled_from(_PIECES), max_size=16).map("".join)
