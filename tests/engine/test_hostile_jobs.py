@@ -15,6 +15,7 @@ import pytest
 from django_cadence.engine.outcomes import MAX_ERROR_CHARS
 from django_cadence.executors.payloads import REDACTED
 from django_cadence.models import Attempt, Status
+from tests.executors.test_redaction import TABLE
 from tests.jobs import HOSTILE_SECRET
 from tests.models import Effect
 
@@ -110,3 +111,34 @@ def test_the_repr_of_an_outcome_that_is_not_json_is_redacted(schedule_at, clock,
     attempt = run_hostile(schedule_at, clock, engine, "secret_outcome")
     assert "postgres://etl:" in attempt.outcome["repr"]
     assert REDACTED in attempt.outcome["repr"]
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets", "kept"), [row[1:] for row in TABLE], ids=[r[0] for r in TABLE]
+)
+def test_every_secret_of_the_redaction_table_is_absent_from_the_row_and_the_log(
+    schedule_at, clock, engine, caplog, text, secrets, kept
+):
+    """The texts of tests/executors/test_redaction.py raised by a job: the stored error,
+    its history entry and every log line hide each secret."""
+    schedule = schedule_at(
+        name="leaky",
+        executor="tests.jobs.raise_error",
+        payload={"message": text},
+        interval=timedelta(hours=1),
+        max_attempts=1,
+    )
+    clock.advance(timedelta(hours=1))
+    with caplog.at_level(logging.DEBUG, logger="django_cadence"):
+        engine.tick()
+
+    attempt = Attempt.objects.get(schedule=schedule)
+    assert attempt.status == Status.DEAD_LETTER
+    stored = [attempt.error, *(entry["error"] for entry in attempt.history)]
+    logged = [record.getMessage() for record in caplog.records]
+    assert any("attempt failed" in line for line in logged)
+    for secret in secrets:
+        for where in (*stored, *logged):
+            assert secret not in where
+    for context in kept:
+        assert context in attempt.error
