@@ -48,7 +48,7 @@ URL_USERINFO = re.compile(
 token in the user's place), is hidden. The password runs to the last ``@`` of the authority.
 Lengths are bounded so that text full of ``://`` is still scanned in linear time."""
 
-BEARER = re.compile(r"\b(?P<scheme>Bearer)\s+(?P<token>[A-Za-z0-9._~+/=-]{8,})", re.IGNORECASE)
+BEARER = re.compile(r"\b(?P<scheme>Bearer)[ \t]+(?P<token>[A-Za-z0-9._~+/=-]{8,})", re.IGNORECASE)
 """A bearer token written anywhere, even with no header name before it."""
 
 _AUTH_SCHEMES = r"(?:bearer|basic|token|digest|negotiate|apikey|api-key)"
