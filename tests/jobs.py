@@ -213,6 +213,16 @@ def hostile(kind: str, context: Any) -> Any:
     from tests.models import Effect
 
     Effect.objects.create(key=f"{context.idempotency_key}|{context.try_number}|{uuid.uuid4().hex}")
+    return _misbehave(kind)
+
+
+@job(isolation="process")
+def process_hostile(kind: str) -> Any:
+    """:func:`hostile` in a child process, recording nothing: what the child sends back."""
+    return _misbehave(kind)
+
+
+def _misbehave(kind: str) -> Any:
     dsn = f"postgres://etl:{HOSTILE_SECRET}@db.internal/prod"
     if kind == "undecodable":
         raise OSError(f"cannot open /srv/in/r\udcffport.csv (loading into {dsn})")
