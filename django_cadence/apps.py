@@ -11,6 +11,7 @@ class CadenceConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_save
 
+        from . import checks  # noqa: F401 - registers the system checks (checks.py)
         from .executors.registry import autodiscover
         from .signal_handlers import connect_default_receivers, schedule_saved
 

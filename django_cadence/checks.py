@@ -66,10 +66,11 @@ def check_executor_patterns(app_configs: Any = None, **kwargs: Any) -> list[chec
     ]
 
 
-@checks.register(checks.Tags.database)
+@checks.register(checks.Tags.compatibility)
 def check_sqlite_transaction_mode(
     app_configs: Any = None, databases: Any = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
+    """Read from the settings alone (no connection), so a plain ``manage.py check`` says it."""
     return sqlite_transaction_warnings(settings.DATABASES)
 
 

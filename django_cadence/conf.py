@@ -20,19 +20,26 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+# Names whose values are always redacted; CADENCE_SECRET_KEYS adds to them. A name matches
+# with ``_``, ``-`` or a space between its parts or none (executors/redaction.py).
 DEFAULT_SECRET_KEYS = (
     "password",
     "passwd",
+    "passphrase",
+    "pass",
+    "pwd",
     "secret",
     "token",
     "api_key",
-    "apikey",
     "access_key",
     "private_key",
     "authorization",
+    "auth",
     "credential",
     "cookie",
     "session",
+    "signature",
+    "dsn",
 )
 
 
@@ -121,7 +128,7 @@ _SETTINGS = {
         # Executors and payloads.
         _Setting("CADENCE_EXECUTORS", (), _string_list),
         _Setting("CADENCE_PAYLOAD_MAX_BYTES", 65536, _positive_int),
-        _Setting("CADENCE_SECRET_KEYS", DEFAULT_SECRET_KEYS, _string_list),
+        _Setting("CADENCE_SECRET_KEYS", (), _string_list),
         # Schedule specs.
         _Setting("CADENCE_MIN_INTERVAL", timedelta(seconds=1), _duration),
         # Misfire.
@@ -182,7 +189,9 @@ class CadenceSettings:
 
     @property
     def SECRET_KEYS(self) -> tuple[str, ...]:  # noqa: N802
-        return tuple(key.lower() for key in self._get("CADENCE_SECRET_KEYS"))
+        """The built-in names and those of ``CADENCE_SECRET_KEYS``, lower-cased, once each."""
+        names = (*DEFAULT_SECRET_KEYS, *self._get("CADENCE_SECRET_KEYS"))
+        return tuple(dict.fromkeys(name.strip().lower() for name in names))
 
     @property
     def MIN_INTERVAL(self) -> timedelta:  # noqa: N802

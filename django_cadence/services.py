@@ -19,9 +19,11 @@ from . import signals, store
 from .engine.clock import default_clock
 from .engine.planner import overlap_states, planned_row
 from .exceptions import CadenceError
-from .executors.payloads import escape_control
+from .executors.payloads import clean_text, escape_control
 from .models import Attempt, Schedule, Status, Trigger
 from .schedule import policies
+
+MAX_REASON_CHARS = 1_000  # a pause reason is stored and logged: redacted and bounded
 
 logger = logging.getLogger(__name__)
 
@@ -125,9 +127,11 @@ def pause(schedule: Schedule | int | str, reason: str = "") -> Schedule:
     """Disable a schedule: nothing fires while it is paused."""
     target = _schedule(schedule)
     target.enabled = False
-    target.pause_reason = reason or "paused"
+    target.pause_reason = clean_text(reason, MAX_REASON_CHARS) or "paused"
     target.save(update_fields=["enabled", "pause_reason", "updated_at"])
-    signals.schedule_paused.send(Schedule, schedule=target.name, reason=target.pause_reason)
+    signals.send(
+        signals.schedule_paused, Schedule, schedule=target.name, reason=target.pause_reason
+    )
     return target
 
 

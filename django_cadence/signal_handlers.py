@@ -1,8 +1,9 @@
 """Receivers wired in ``AppConfig.ready()``.
 
 Changes to schedules wake listening engines; every state-change signal is logged as one line
-of stable ``key=value`` pairs on the ``django_cadence`` logger. Job-provided text (errors,
-reasons) is escaped for control characters so one event stays one line.
+of stable ``key=value`` pairs on the ``django_cadence`` logger. Every value from outside
+(names, worker ids, errors, reasons) goes through ``log_value``: redacted, bounded, control
+characters escaped, so one event stays one line and no secret reaches the log.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 from typing import Any
 
 from . import signals, store
-from .executors.payloads import escape_control
+from .executors.payloads import headline, log_value
 
 logger = logging.getLogger("django_cadence.events")
 
@@ -37,10 +38,10 @@ def log_started(
     logger.info(
         "attempt started id=%s schedule=%s occurrence=%s try=%s worker=%s",
         attempt_id,
-        escape_control(schedule),
+        log_value(schedule),
         _iso(occurrence_at),
         try_number,
-        worker,
+        log_value(worker),
     )
 
 
@@ -50,9 +51,9 @@ def log_succeeded(
     logger.info(
         "attempt succeeded id=%s schedule=%s try=%s worker=%s",
         attempt_id,
-        escape_control(schedule),
+        log_value(schedule),
         try_number,
-        worker,
+        log_value(worker),
     )
 
 
@@ -66,14 +67,13 @@ def log_failed(
     retry_at: Any,
     **kw: Any,
 ) -> None:
-    first_line = escape_control((error or "").strip().splitlines()[-1:][0] if error else "")
     logger.warning(
         "attempt failed id=%s schedule=%s try=%s retry_at=%s error=%s",
         attempt_id,
-        escape_control(schedule),
+        log_value(schedule),
         try_number,
         _iso(retry_at),
-        first_line[:300],
+        log_value(headline(str(error or ""))),
     )
 
 
@@ -83,25 +83,25 @@ def log_dead_lettered(
     logger.error(
         "attempt dead_letter id=%s schedule=%s try=%s reason=%s",
         attempt_id,
-        escape_control(schedule),
+        log_value(schedule),
         try_number,
-        escape_control(reason),
+        log_value(reason),
     )
 
 
 def log_skipped(sender: Any, *, schedule: Any, occurrence_at: Any, reason: Any, **kw: Any) -> None:
     logger.info(
         "occurrence skipped schedule=%s occurrence=%s reason=%s",
-        escape_control(schedule),
+        log_value(schedule),
         _iso(occurrence_at),
-        escape_control(reason),
+        log_value(reason),
     )
 
 
 def log_missed(sender: Any, *, schedule: Any, first: Any, last: Any, count: Any, **kw: Any) -> None:
     logger.warning(
         "occurrence missed schedule=%s first=%s last=%s count=%s",
-        escape_control(schedule),
+        log_value(schedule),
         _iso(first),
         _iso(last),
         count,
@@ -109,9 +109,7 @@ def log_missed(sender: Any, *, schedule: Any, first: Any, last: Any, count: Any,
 
 
 def log_paused(sender: Any, *, schedule: Any, reason: Any, **kw: Any) -> None:
-    logger.warning(
-        "schedule paused schedule=%s reason=%s", escape_control(schedule), escape_control(reason)
-    )
+    logger.warning("schedule paused schedule=%s reason=%s", log_value(schedule), log_value(reason))
 
 
 DEFAULT_RECEIVERS = (

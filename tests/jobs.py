@@ -190,3 +190,68 @@ def charge_card_then_die(context: Any, journal: str) -> None:
     context.mark_uncertain("charging card")
     Path(journal).write_text(f"charged {context.idempotency_key}\n")
     os._exit(3)
+
+
+# --- hostile jobs: text and values the engine must record without dying (tests/*/test_hostile_*)
+
+HOSTILE_SECRET = "Sup3r-s3cret"
+"""A password every hostile error carries, which no row or log line may show."""
+
+
+class UnprintableError(RuntimeError):
+    """An exception whose ``__str__`` raises, as a broken library's may."""
+
+    def __str__(self) -> str:
+        raise ValueError("no str for you")
+
+
+class BadRepr:
+    """Not JSON, and its ``repr`` raises."""
+
+    def __repr__(self) -> str:
+        raise ValueError("no repr for you")
+
+
+def _hostile_outcome(kind: str) -> Any:
+    outcomes: dict[str, Any] = {
+        "surrogate_outcome": {"file": "r\udcffport.csv"},
+        "nul_outcome": {"row": "a\x00b"},
+        "nan_outcome": {"ratio": float("nan")},
+        "inf_outcome": float("inf"),
+        "huge_outcome": "y" * 2_000_000,
+        "bad_repr_outcome": [BadRepr()],
+        "secret_outcome": {"url": f"postgres://etl:{HOSTILE_SECRET}@db/x", "at": object()},
+    }
+    return outcomes[kind]
+
+
+def hostile(kind: str, context: Any) -> Any:
+    """Record this try (an ``Effect`` per execution), then misbehave as ``kind`` says.
+
+    Errors: ``undecodable`` (a lone surrogate from an undecodable file name), ``nul``,
+    ``unprintable`` (``__str__`` raises), ``huge`` (a 5 MB message). Outcomes that cannot
+    be stored as they are: ``*_outcome``. Every error carries :data:`HOSTILE_SECRET`.
+    """
+    from tests.models import Effect
+
+    Effect.objects.create(key=f"{context.idempotency_key}|{context.try_number}|{uuid.uuid4().hex}")
+    return _misbehave(kind)
+
+
+@job(isolation="process")
+def process_hostile(kind: str) -> Any:
+    """:func:`hostile` in a child process, recording nothing: what the child sends back."""
+    return _misbehave(kind)
+
+
+def _misbehave(kind: str) -> Any:
+    dsn = f"postgres://etl:{HOSTILE_SECRET}@db.internal/prod"
+    if kind == "undecodable":
+        raise OSError(f"cannot open /srv/in/r\udcffport.csv (loading into {dsn})")
+    if kind == "nul":
+        raise RuntimeError(f"bad row 'a\x00b' from {dsn}")
+    if kind == "unprintable":
+        raise UnprintableError(dsn)
+    if kind == "huge":
+        raise RuntimeError(f"password={HOSTILE_SECRET} " + "x" * 5_000_000)
+    return _hostile_outcome(kind)

@@ -88,6 +88,10 @@ STATIC_URL = "/static/"
 
 CADENCE_EXECUTORS = ["tests.jobs.*"]
 
+# tests/fleet/test_hostile_jobs.py installs apps in its run_cadence children (receivers that
+# raise); unset everywhere else.
+INSTALLED_APPS += [app for app in os.environ.get("CADENCE_TEST_EXTRA_APPS", "").split(",") if app]
+
 # tests/fleet passes shrunken CADENCE_* settings (numbers of seconds) to its run_cadence
 # children as JSON; unset everywhere else, so nothing changes for the rest of the suite.
 for _name, _value in json.loads(os.environ.get("CADENCE_TEST_OVERRIDES") or "{}").items():

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from ..exceptions import ExecutorNotAllowed, Permanent
 from ..executors import allow_list, calling
-from ..executors.payloads import outcome_or_none
+from ..executors.payloads import clean_text, outcome_or_none
 
 if TYPE_CHECKING:
     from .claims import Claim
@@ -69,20 +69,27 @@ NOT_ALLOWED = (
 def _run_atomic(
     claim: Claim, func: Callable[..., Any], now_for_commit: Callable[[], datetime]
 ) -> TryResult:
-    from .outcomes import record_success
+    from .outcomes import announce_success, record_success
 
     try:
         with transaction.atomic():
             value = outcome_or_none(calling.call(func, claim.payload, claim.context()))
-            if not record_success(claim, value, now_for_commit()):
+            if not record_success(claim, value, now_for_commit(), announce=False):
                 raise LostLease
     except LostLease:
         return TryResult("lost")
+    announce_success(claim)  # receivers hear of the success once it is committed
     return TryResult("ok", value, committed=True)
 
 
 def _describe(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(exc)).strip()
+    """The try's error as it is stored: the traceback, cleaned (``clean_text``). Never
+    raises, whatever the exception's ``__str__`` or size: a failed try is always recorded."""
+    try:
+        text = "".join(traceback.format_exception(exc)).strip()
+    except Exception:  # noqa: BLE001 - a description that fails still leaves a record
+        text = f"{type(exc).__module__}.{type(exc).__qualname__} (its traceback failed)"
+    return clean_text(text)
 
 
 # --- process isolation ---------------------------------------------------------------------

@@ -65,7 +65,7 @@ def claim(
             return []
         claims = _start_tries(using, chosen, worker, clock())
     for c in claims:
-        signals.attempt_started.send(Attempt, **c.event())
+        signals.send(signals.attempt_started, Attempt, **c.event())
     return claims
 
 

@@ -23,6 +23,7 @@ from django.db import DatabaseError
 
 from .. import store
 from ..conf import cadence_settings
+from ..executors.payloads import log_value
 from ..models import Worker
 
 logger = logging.getLogger("django_cadence.engine")
@@ -52,12 +53,12 @@ class SessionLock:
         try:
             session = st.open_session()
         except DatabaseError as exc:
-            logger.warning("session lock unavailable worker=%s: %s", self.worker_id, exc)
+            logger.warning("session lock unavailable worker=%s: %s", self.worker_id, log_value(exc))
             return False
         try:
             taken = st.take_session_lock(session, self.worker_id)
         except Exception as exc:  # noqa: BLE001 - any driver error: leases still protect
-            logger.warning("session lock unavailable worker=%s: %s", self.worker_id, exc)
+            logger.warning("session lock unavailable worker=%s: %s", self.worker_id, log_value(exc))
             taken = False
         if not taken:
             with contextlib.suppress(Exception):

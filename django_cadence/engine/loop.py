@@ -22,6 +22,7 @@ from django.db import DatabaseError, reset_queries
 
 from .. import store
 from ..conf import cadence_settings
+from ..executors.payloads import log_value
 from ..ops import reconcile, status
 from . import leases, next_event, planner, workers
 from .clock import Clock, default_clock, log_clock_skew
@@ -54,7 +55,7 @@ class Engine:
         using: str = "default",
     ) -> None:
         self.clock = clock or default_clock(using)
-        self.worker_id = worker_id or default_worker_id()
+        self.worker_id = workers.check_worker_id(worker_id) if worker_id else default_worker_id()
         self.concurrency = concurrency or cadence_settings.CONCURRENCY
         self.max_tick = (
             max_tick if max_tick is not None else cadence_settings.MAX_TICK.total_seconds()
@@ -239,7 +240,9 @@ class Engine:
                 delay = self.tick()
                 backoff = 0.5
             except DatabaseError as exc:
-                logger.error("database unavailable: %s; retrying in %.1f s", exc, backoff)
+                logger.error(
+                    "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
+                )
                 self.connection.close()
                 delay, backoff = backoff, min(backoff * 2, 10.0)
                 # A real back-off: wake-ups (a finished try, the listener's reconnects) need
@@ -303,7 +306,9 @@ class Engine:
         try:
             self.tries.release_queued()  # claimed ahead, never started: any worker may take them
         except DatabaseError as exc:
-            logger.error("could not release attempts (%s); their leases will expire", exc)
+            logger.error(
+                "could not release attempts (%s); their leases will expire", log_value(exc)
+            )
         self._say_what_drain_waits_for(grace)
         deadline = time.monotonic() + grace
         while (self.tries or self.tries.has_unrecorded()) and time.monotonic() < deadline:
@@ -311,11 +316,13 @@ class Engine:
             try:
                 self.tick()
             except DatabaseError as exc:
-                logger.error("database unavailable while draining: %s", exc)
+                logger.error("database unavailable while draining: %s", log_value(exc))
                 self.connection.close()
             self._wake.wait(0.1)
         if self.tries:
             try:
                 self.tries.release_all()
             except DatabaseError as exc:
-                logger.error("could not release attempts (%s); their leases will expire", exc)
+                logger.error(
+                    "could not release attempts (%s); their leases will expire", log_value(exc)
+                )

@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from .. import signals
-from ..executors.payloads import escape_control, redact_text
+from ..executors.payloads import clean_text, escape_control
+from ..executors.redaction import MAX_TEXT_CHARS
 from ..models import Attempt, Schedule, Status
 from ..models.transitions import history_entry
 from ..schedule import policies
@@ -22,7 +23,7 @@ from .leases import fenced
 
 logger = logging.getLogger("django_cadence.runner")
 
-MAX_ERROR_CHARS = 10_000
+MAX_ERROR_CHARS = MAX_TEXT_CHARS
 
 
 def _history(c: Claim, now: datetime, result: str, error: str = "") -> list[dict[str, Any]]:
@@ -38,17 +39,27 @@ def _history(c: Claim, now: datetime, result: str, error: str = "") -> list[dict
     return [*c.history, entry]
 
 
-def clean_error(text: str) -> str:
-    """Job-provided error text, with secrets scrubbed and bounded in size."""
-    return redact_text(text)[:MAX_ERROR_CHARS]
+def clean_error(text: object) -> str:
+    """Job-provided error text as it is stored and sent: redacted, storable, bounded."""
+    return clean_text(text, MAX_ERROR_CHARS)
 
 
-def record_success(c: Claim, outcome: Any, now: datetime) -> bool:
-    """Fenced: mark the try succeeded; False if this worker no longer owns the attempt."""
-    return bool(record_successes([(c, outcome)], now))
+def record_success(c: Claim, outcome: Any, now: datetime, *, announce: bool = True) -> bool:
+    """Fenced: mark the try succeeded; False if this worker no longer owns the attempt.
+
+    ``announce=False`` inside an atomic job's transaction: the signal waits for the commit
+    (:func:`announce_success`)."""
+    return bool(record_successes([(c, outcome)], now, announce=announce))
 
 
-def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Claim]:
+def announce_success(c: Claim) -> None:
+    """Send ``attempt_succeeded`` for a success that is committed."""
+    signals.send(signals.attempt_succeeded, Attempt, **c.event())
+
+
+def record_successes(
+    results: list[tuple[Claim, Any]], now: datetime, *, announce: bool = True
+) -> list[Claim]:
     """Fenced, in one statement: mark these tries succeeded; returns the claims written.
 
     A busy worker finishes many tries per tick; one UPDATE for all of them (each row's own
@@ -79,8 +90,9 @@ def record_successes(results: list[tuple[Claim, Any]], now: datetime) -> list[Cl
         for c in claims:
             if c.attempt_id not in ours:
                 _fenced_out(c, 0, "succeeded")
-    for c in landed:
-        signals.attempt_succeeded.send(Attempt, **c.event())
+    if announce:
+        for c in landed:
+            announce_success(c)
     return landed
 
 
@@ -117,7 +129,9 @@ def record_failure(
         )
         if not _fenced_out(c, written, "retry"):
             return None
-        signals.attempt_failed.send(Attempt, error=error, retry_at=plan.retry_at, **c.event())
+        signals.send(
+            signals.attempt_failed, Attempt, error=error, retry_at=plan.retry_at, **c.event()
+        )
         return Status.PENDING
     note = f"[dead letter: {reason or plan.reason}]"
     written = fenced(c).to_dead_letter(
@@ -128,8 +142,9 @@ def record_failure(
     )
     if not _fenced_out(c, written, "dead_letter"):
         return None
-    signals.attempt_failed.send(Attempt, error=error, retry_at=None, **c.event())
-    signals.attempt_dead_lettered.send(
+    signals.send(signals.attempt_failed, Attempt, error=error, retry_at=None, **c.event())
+    signals.send(
+        signals.attempt_dead_lettered,
         Attempt,
         attempt_id=c.attempt_id,
         schedule=c.schedule_name,
@@ -191,5 +206,5 @@ def maybe_pause(schedule_id: int, pause_after_failures: int | None) -> bool:
     )
     if paused:
         name = Schedule.objects.filter(pk=schedule_id).values_list("name", flat=True).first()
-        signals.schedule_paused.send(Schedule, schedule=name, reason=reason)
+        signals.send(signals.schedule_paused, Schedule, schedule=name, reason=reason)
     return bool(paused)

@@ -128,11 +128,16 @@ def _announce(row: PlannedRow) -> None:
     name = row.schedule_name
     if row.status == Status.SKIPPED:
         reason = row.error.removeprefix("skipped: ")
-        signals.occurrence_skipped.send(
-            Attempt, schedule=name, occurrence_at=row.occurrence_at, reason=reason
+        signals.send(
+            signals.occurrence_skipped,
+            Attempt,
+            schedule=name,
+            occurrence_at=row.occurrence_at,
+            reason=reason,
         )
     elif row.status == Status.MISSED:
-        signals.occurrence_missed.send(
+        signals.send(
+            signals.occurrence_missed,
             Attempt,
             schedule=name,
             first=row.occurrence_at,

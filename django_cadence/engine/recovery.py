@@ -166,7 +166,8 @@ class _Recovered:
             attempt.retry_at.isoformat() if self.reason is None and attempt.retry_at else "-",
         )
         if self.reason is not None:
-            signals.attempt_dead_lettered.send(
+            signals.send(
+                signals.attempt_dead_lettered,
                 Attempt,
                 attempt_id=attempt.pk,
                 schedule=attempt.schedule.name,

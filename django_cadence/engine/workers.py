@@ -14,6 +14,25 @@ from datetime import datetime
 
 from ..models import Worker
 
+MAX_WORKER_ID = 200  # Worker.worker_id and Attempt.worker hold this many characters
+
+
+def check_worker_id(value: str) -> str:
+    """Return ``value`` if it can name a worker; raise ``ValueError`` saying why not.
+
+    A worker id goes into every attempt it runs and into log lines: 1 to 200 printable
+    characters and no whitespace, so it can neither forge a log line nor hide in one.
+    """
+    if not value:
+        raise ValueError("a worker id cannot be empty")
+    if len(value) > MAX_WORKER_ID:
+        raise ValueError(f"a worker id has at most {MAX_WORKER_ID} characters, not {len(value)}")
+    if not value.isprintable() or any(char.isspace() for char in value):
+        raise ValueError(
+            f"a worker id has printable characters only, no whitespace: {ascii(value)[:100]}"
+        )
+    return value
+
 
 def register(
     worker_id: str, now: datetime, *, concurrency: int, session_lock: bool = False

@@ -16,9 +16,20 @@ from typing import Any
 
 from ..conf import cadence_settings
 from ..exceptions import InvalidPayload
+from .redaction import MAX_DEPTH, REDACTED, clean_text, redact, redact_text
 
-MAX_DEPTH = 32
-REDACTED = "********"
+__all__ = [
+    "MAX_DEPTH",
+    "REDACTED",
+    "clean_text",
+    "escape_control",
+    "headline",
+    "log_value",
+    "outcome_or_none",
+    "redact",
+    "redact_text",
+    "validate_payload",
+]
 
 _UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 _SCALARS = (str, int, float, bool, type(None))
@@ -28,36 +39,36 @@ def _where(path: str) -> str:
     return f" at {path[:200]}" if path else ""
 
 
-def _check(value: Any, path: str, depth: int) -> None:
+def _check(value: Any, path: str, depth: int, what: str) -> None:
     """Raise ``InvalidPayload`` for the first value a JSON round trip would not keep."""
     if depth > MAX_DEPTH:
-        raise InvalidPayload(f"The payload is nested more than {MAX_DEPTH} levels deep.")
+        raise InvalidPayload(f"The {what} is nested more than {MAX_DEPTH} levels deep.")
     if isinstance(value, str):
         if _UNSTORABLE_RE.search(value):
             raise InvalidPayload(
-                f"The payload has a NUL character or a lone surrogate{_where(path)}, "
+                f"The {what} has a NUL character or a lone surrogate{_where(path)}, "
                 "which the database cannot store."
             )
     elif isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidPayload(
-                f"The payload has {value!r}{_where(path)}; JSON numbers are finite."
+                f"The {what} has {value!r}{_where(path)}; JSON numbers are finite."
             )
     elif isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidPayload(
-                    f"The payload has a key of type {type(key).__name__}{_where(path)}; "
+                    f"The {what} has a key of type {type(key).__name__}{_where(path)}; "
                     "JSON object keys are strings."
                 )
-            _check(key, path, depth)
-            _check(item, f"{path}[{key!r}]", depth + 1)
+            _check(key, path, depth, what)
+            _check(item, f"{path}[{key!r}]", depth + 1, what)
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            _check(item, f"{path}[{index}]", depth + 1)
+            _check(item, f"{path}[{index}]", depth + 1, what)
     elif not isinstance(value, _SCALARS):
         raise InvalidPayload(
-            f"The payload has a value of type {type(value).__name__}{_where(path)}; "
+            f"The {what} has a value of type {type(value).__name__}{_where(path)}; "
             "use JSON types only (dict, list, str, int, float, bool, None)."
         )
 
@@ -67,80 +78,33 @@ def _encoded_size(value: Any) -> int:
     return len(text.encode("utf-8"))
 
 
-def validate_payload(payload: Any) -> dict[str, Any]:
-    """Return ``payload`` if it is a JSON object that fits; raise ``InvalidPayload`` saying why."""
-    if not isinstance(payload, dict):
+def validate_json_object(value: Any, what: str = "payload") -> dict[str, Any]:
+    """Return ``value`` if it is a JSON object that fits; raise ``InvalidPayload`` saying why.
+
+    The rules of every job-provided JSON object (a payload, a schedule's metadata): string
+    keys, JSON types only, finite numbers, no NUL or lone surrogate anywhere, at most
+    ``MAX_DEPTH`` levels and ``CADENCE_PAYLOAD_MAX_BYTES`` of compact UTF-8 JSON.
+    """
+    if not isinstance(value, dict):
         raise InvalidPayload(
-            f"The payload must be a JSON object (a dict), not {type(payload).__name__}."
+            f"The {what} must be a JSON object (a dict), not {type(value).__name__}."
         )
-    _check(payload, "", 1)
+    _check(value, "", 1, what)
     try:
-        size = _encoded_size(payload)
+        size = _encoded_size(value)
     except (TypeError, ValueError) as exc:  # a value the walk let through, e.g. a huge int
-        raise InvalidPayload(f"The payload is not serialisable as JSON: {exc}.") from exc
+        raise InvalidPayload(f"The {what} is not serialisable as JSON: {exc}.") from exc
     limit = cadence_settings.PAYLOAD_MAX_BYTES
     if size > limit:
         raise InvalidPayload(
-            f"The payload is {size} bytes of JSON; the limit is {limit} "
-            "(CADENCE_PAYLOAD_MAX_BYTES)."
+            f"The {what} is {size} bytes of JSON; the limit is {limit} (CADENCE_PAYLOAD_MAX_BYTES)."
         )
-    return payload
-
-
-def _is_secret(key: Any, secrets: tuple[str, ...]) -> bool:
-    lowered = str(key).lower()
-    return any(secret in lowered for secret in secrets)
-
-
-def redact(value: Any) -> Any:
-    """A copy of ``value`` with the values of secret-looking keys replaced by ``********``.
-
-    A key is secret when it contains (case-insensitively) one of ``CADENCE_SECRET_KEYS``;
-    dicts, lists and tuples are copied recursively, anything else is returned as is.
-    """
-    return _redact(value, cadence_settings.SECRET_KEYS, 0)
-
-
-def _redact(value: Any, secrets: tuple[str, ...], depth: int) -> Any:
-    if depth > 2 * MAX_DEPTH:
-        return "[nested too deeply]"
-    if isinstance(value, dict):
-        return {
-            key: REDACTED if _is_secret(key, secrets) else _redact(item, secrets, depth + 1)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        items = [_redact(item, secrets, depth + 1) for item in value]
-        return items if isinstance(value, list) else tuple(items)
     return value
 
 
-def redact_text(text: str) -> str:
-    """Best effort for free text (errors, reprs): hide values after secret-looking keys.
-
-    Covers ``password=hunter2``, ``token: abc``, ``'api_key': 'abc'``, ``"secret": "abc"``
-    and ``Authorization: Bearer abc``; structured values should go through :func:`redact`.
-    A quoted value left open (a repr or a text cut short) is hidden to the end of its line.
-
-    A key starts only where a word starts (the look-behind): a match found inside a word
-    would also be found from the word's start, so trying every position of every word would
-    only cost time.
-    """
-    secrets = "|".join(re.escape(secret) for secret in cadence_settings.SECRET_KEYS)
-    if not secrets:
-        return text
-    pattern = re.compile(
-        rf"""(?P<key>(?<![\w.-])[\w.-]*(?:{secrets})[\w.-]*["']?\s*[:=]\s*)
-        (?:(?P<quote>["'])(?:\\.|(?!(?P=quote)).)*(?:(?P=quote)|$)
-          |(?:(?:bearer|basic|token)\s+)?[^\s,;&'"}})\]]+)""",
-        re.IGNORECASE | re.VERBOSE | re.MULTILINE,
-    )
-
-    def hide(match: re.Match[str]) -> str:
-        quote = match["quote"] or ""
-        return f"{match['key']}{quote}{REDACTED}{quote}"
-
-    return pattern.sub(hide, text)
+def validate_payload(payload: Any) -> dict[str, Any]:
+    """Return ``payload`` if it is a JSON object that fits; raise ``InvalidPayload`` saying why."""
+    return validate_json_object(payload, "payload")
 
 
 _repr = reprlib.Repr()
@@ -151,27 +115,38 @@ _repr.maxlevel = 3
 def outcome_or_none(value: Any) -> Any:
     """What to store as an attempt's outcome: ``value`` itself when it can be stored.
 
-    ``None`` stays ``None``. A value that is not JSON (or not within
-    ``CADENCE_PAYLOAD_MAX_BYTES``) is replaced by ``{"repr": ..., "type": ..., "note": ...}``
-    with a bounded repr, so a job returning a model instance or a huge list still succeeds.
+    ``None`` stays ``None``. A value that cannot be stored (not JSON, NaN, a NUL or a lone
+    surrogate, deeper than ``MAX_DEPTH``, larger than ``CADENCE_PAYLOAD_MAX_BYTES``) is
+    replaced by ``{"repr": ..., "type": ..., "note": ...}``: a bounded, redacted repr and
+    the reason, so a job returning a model instance or a huge list still succeeds. Never
+    raises, whatever the value's ``repr`` does.
     """
     if value is None:
         return None  # what most jobs return: nothing to check or measure
     note = None
     try:
-        _check(value, "", 1)
+        _check(value, "", 1, "outcome")
         if _encoded_size(value) > cadence_settings.PAYLOAD_MAX_BYTES:
             note = "larger than CADENCE_PAYLOAD_MAX_BYTES"
-    except (InvalidPayload, TypeError, ValueError):
+    except InvalidPayload as exc:
+        note = str(exc)
+    except Exception:  # noqa: BLE001 - whatever the value does, the try still succeeds
         note = "not JSON-serialisable"
     if note is None:
         return value
     kind = type(value)
     return {
-        "repr": escape_control(_repr.repr(value))[:500],
-        "type": f"{kind.__module__}.{kind.__qualname__}",
-        "note": note,
+        "repr": clean_text(escape_control(_safe_repr(value)), 500),
+        "type": clean_text(f"{kind.__module__}.{kind.__qualname__}", 300),
+        "note": clean_text(note, 500),
     }
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return _repr.repr(value)
+    except Exception:  # noqa: BLE001 - reprlib catches most, not a failing __repr__ of a container
+        return f"<{type(value).__name__} whose repr() raised>"
 
 
 _CONTROL = {
@@ -192,6 +167,12 @@ def escape_control(text: str) -> str:
     are left alone, so an escaped character is not distinguishable from its spelled-out form.
     """
     return str(text).translate(_CONTROL)
+
+
+def log_value(value: object, limit: int = 300) -> str:
+    """A value from outside (a name, a reason, a worker id, an error) as it goes into a log
+    line: redacted, storable, at most about ``limit`` characters, on one visible line."""
+    return escape_control(clean_text(value, limit))
 
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"

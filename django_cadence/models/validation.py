@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 
 from ..conf import cadence_settings
-from ..exceptions import CadenceError
+from ..exceptions import CadenceError, InvalidPayload
 from ..executors import allow_list, calling, payloads
 from ..schedule import durations, specs
 
@@ -67,7 +67,8 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
 
 
 def _check_metadata(schedule: Schedule, add: AddError) -> None:
-    """Labels for people: a JSON object (``{}`` when unset), nothing else."""
+    """Labels for people: a JSON object (``{}`` when unset) under the payload's rules (JSON
+    types, finite numbers, no NUL or lone surrogate, depth and size limits)."""
     if schedule.metadata is None:
         schedule.metadata = {}
     elif not isinstance(schedule.metadata, dict):
@@ -75,6 +76,11 @@ def _check_metadata(schedule: Schedule, add: AddError) -> None:
         add(
             "metadata", f'metadata must be a JSON object such as {{"team": "billing"}}, not {kind}.'
         )
+    else:
+        try:
+            payloads.validate_json_object(schedule.metadata, "metadata")
+        except InvalidPayload as exc:
+            add("metadata", str(exc))
 
 
 def _is_empty(value: object) -> bool:

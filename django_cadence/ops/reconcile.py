@@ -31,7 +31,7 @@ from .. import signals
 from ..conf import cadence_settings
 from ..engine.clock import Clock
 from ..exceptions import CadenceError
-from ..executors.payloads import redact
+from ..executors.payloads import log_value, redact
 from ..models import Lock, Schedule
 from . import declarations
 from .declarations import CODE_OWNED_FIELDS, DeclarationError
@@ -145,7 +145,7 @@ def reconcile_on_start(clock: Clock, *, holder: str = "", using: str = "default"
         logger.exception("schedules from code not reconciled; the engine goes on without it")
         return
     for error in result.errors:
-        logger.error("schedule declaration invalid, left as it is: %s", error)
+        logger.error("schedule declaration invalid, left as it is: %s", log_value(error, 2000))
     if result.changes:
         logger.info("schedules from code reconciled: %s", result.summary())
 
@@ -254,7 +254,9 @@ def _disable(row: Schedule, now: datetime, using: str) -> None:
     if "enabled" in fields:
         name = row.name
         transaction.on_commit(
-            lambda: signals.schedule_paused.send(Schedule, schedule=name, reason=REMOVED_REASON),
+            lambda: signals.send(
+                signals.schedule_paused, Schedule, schedule=name, reason=REMOVED_REASON
+            ),
             using=using,
         )
 

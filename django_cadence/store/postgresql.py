@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from django.db import transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from ..executors.payloads import log_value
 from . import identity_guard
 from .base import Store
 
@@ -206,7 +207,7 @@ class NotificationListener(threading.Thread):
                 self._listen()
                 delay = 0.5
             except Exception as exc:  # noqa: BLE001 - the listener only speeds wake-ups up
-                logger.warning("listener reconnecting in %.1f s: %s", delay, exc)
+                logger.warning("listener reconnecting in %.1f s: %s", delay, log_value(exc))
                 self.wake()  # something may have changed while we were away
                 self.stopping.wait(delay)
                 delay = min(delay * 2, 10.0)

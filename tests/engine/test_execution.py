@@ -70,3 +70,26 @@ def test_execution_process_isolation_is_killed_on_cancel():
     assert result.kind == "error"
     assert "killed" in result.error
     assert time.monotonic() - started < 15
+
+
+@pytest.mark.process
+@pytest.mark.parametrize(
+    ("kind", "kind_of_result", "expected"),
+    [
+        ("undecodable", "error", "OSError: cannot open /srv/in/r\ufffdport.csv"),
+        ("unprintable", "error", "UnprintableError: <exception str() failed>"),
+        ("surrogate_outcome", "ok", "lone surrogate"),
+    ],
+)
+def test_execution_process_isolation_sends_back_cleaned_text(kind, kind_of_result, expected):
+    """The child cleans what it sends, as a thread does: the parent gets storable text."""
+    from tests.jobs import HOSTILE_SECRET
+
+    result = run_try(
+        make_claim("tests.jobs.process_hostile", {"kind": kind}, isolation="process"), None
+    )
+    assert result.kind == kind_of_result
+    text = result.error if kind_of_result == "error" else str(result.value)
+    assert expected in text
+    text.encode("utf-8")
+    assert HOSTILE_SECRET not in text

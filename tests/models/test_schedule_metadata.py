@@ -82,3 +82,57 @@ def test_the_schedule_page_shows_metadata_and_refuses_a_non_object(admin_client,
     )
     assert response.status_code == 302
     assert Schedule.objects.get(name="labelled").metadata == {"team": "billing"}
+
+
+# --- the payload's rules ------------------------------------------------------------------------
+
+
+def _deep(levels: int) -> dict:
+    value: dict = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        ({"since": datetime(2026, 1, 1, tzinfo=UTC)}, "a value of type datetime at ['since']"),
+        ({"ratio": float("nan")}, "JSON numbers are finite"),
+        ({"file": "r\udcffport.csv"}, "a NUL character or a lone surrogate at ['file']"),
+        ({"r\udcffport": 1}, "a NUL character or a lone surrogate"),
+        ({"note": "a\x00b"}, "a NUL character or a lone surrogate at ['note']"),
+        ({1: "x"}, "a key of type int"),
+        (_deep(40), "nested more than 32 levels deep"),
+        ({"blob": "x" * 70_000}, "the limit is 65536 (CADENCE_PAYLOAD_MAX_BYTES)"),
+    ],
+    ids=["datetime", "nan", "surrogate", "surrogate-key", "nul", "int-key", "deep", "large"],
+)
+@pytest.mark.parametrize("how", ["save", "full_clean"])
+def test_metadata_gets_the_payloads_rules_as_a_validation_error_naming_the_field(
+    make_schedule, metadata, message, how
+):
+    schedule = make_schedule()
+    schedule.metadata = metadata
+    with pytest.raises(ValidationError) as caught:
+        schedule.save() if how == "save" else schedule.full_clean()
+    messages = caught.value.message_dict["metadata"]
+    assert any(message in text for text in messages), messages
+    assert Schedule.objects.get(pk=schedule.pk).metadata == {}
+
+
+def test_metadata_secret_keys_are_redacted_in_the_reconcile_diff(settings):
+    settings.CADENCE_SCHEDULES = {
+        "nightly": {
+            "cron": "0 3 * * *",
+            "executor": "tests.jobs.echo",
+            "metadata": {"team": "billing", "pager_token": "pt-1"},
+        }
+    }
+    reconcile.reconcile(NOW)
+    settings.CADENCE_SCHEDULES["nightly"]["metadata"] = {"team": "data", "pager_token": "pt-2"}
+    lines = "\n".join(reconcile.reconcile(NOW).lines())
+    assert "metadata" in lines
+    assert "pt-1" not in lines
+    assert "pt-2" not in lines
+    assert '"team": "data"' in lines

@@ -21,6 +21,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django_cadence import log_output, metrics
 from django_cadence.conf import cadence_settings
 from django_cadence.engine.loop import Engine
+from django_cadence.engine.workers import check_worker_id
 from django_cadence.store.sqlite import EngineAlreadyRunning
 
 logger = logging.getLogger("django_cadence.engine")
@@ -46,6 +47,14 @@ def positive_seconds(value: str) -> float:
     return number
 
 
+def worker_id(value: str) -> str:
+    """``--worker-id``: printable, no whitespace, at most 200 characters (it reaches logs)."""
+    try:
+        return check_worker_id(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 class Command(BaseCommand):
     help = "Run the django-cadence engine: plan due occurrences, run them, record results."
 
@@ -69,7 +78,11 @@ class Command(BaseCommand):
             help="Longest sleep between passes, in seconds (default CADENCE_MAX_TICK).",
         )
         parser.add_argument(
-            "--worker-id", default=None, help="This worker's name in attempts and logs."
+            "--worker-id",
+            type=worker_id,
+            default=None,
+            help="This worker's name in attempts and logs: up to 200 printable characters, "
+            "no whitespace (default host:pid:random).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:

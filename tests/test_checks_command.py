@@ -1,0 +1,90 @@
+"""The system checks as users meet them: ``manage.py check`` in a subprocess against a
+settings module with one mistake each (tests/check_settings/), and Django's registry in a
+fresh interpreter, where nothing but ``AppConfig.ready()`` can have registered them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core import checks
+from django.test import override_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str, settings: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CADENCE_TEST_DB": "sqlite", "DJANGO_SETTINGS_MODULE": settings}
+    env.pop("CADENCE_TEST_OVERRIDES", None)
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def manage_check(settings: str) -> subprocess.CompletedProcess[str]:
+    return run("-m", "django", "check", settings=f"tests.check_settings.{settings}")
+
+
+@pytest.mark.parametrize(
+    ("settings", "check_id", "message"),
+    [
+        ("use_tz_false", "django_cadence.E001", "needs USE_TZ = True"),
+        (
+            "malformed_setting",
+            "django_cadence.E002",
+            (
+                "CADENCE_LEASE must be a datetime.timedelta or a number of seconds, "
+                "not 'thirty seconds'."
+            ),
+        ),
+        ("without_dalf", "django_cadence.E003", 'Add "dalf" to INSTALLED_APPS'),
+    ],
+)
+def test_manage_py_check_reports_each_error_and_exits_non_zero(settings, check_id, message):
+    result = manage_check(settings)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"?: ({check_id})" in result.stderr
+    assert message in result.stderr
+    assert "SystemCheckError" in result.stderr
+
+
+def test_manage_py_check_warns_of_sqlite_without_immediate_transactions():
+    result = manage_check("sqlite_deferred")
+    assert result.returncode == 0, result.stderr
+    output = result.stdout + result.stderr
+    assert "?: (django_cadence.W001)" in output
+    assert "does not use IMMEDIATE transactions" in output
+    assert '"transaction_mode": "IMMEDIATE"' in output
+
+
+def test_manage_py_check_is_quiet_about_sound_settings():
+    result = manage_check("sound")
+    assert result.returncode == 0, result.stderr
+    assert "django_cadence." not in result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_the_checks_are_in_djangos_registry_after_setup_alone():
+    """In a fresh interpreter nothing imports ``django_cadence.checks`` but ``ready()``."""
+    code = (
+        "import django; django.setup(); from django.core.checks import run_checks; "
+        "print(sorted({m.id for m in run_checks()}))"
+    )
+    result = run("-c", code, settings="tests.check_settings.use_tz_false")
+    assert result.returncode == 0, result.stderr
+    assert "'django_cadence.E001'" in result.stdout
+
+
+def test_run_checks_in_this_process_reports_use_tz_false():
+    with override_settings(USE_TZ=False):
+        ids = {message.id for message in checks.run_checks()}
+    assert "django_cadence.E001" in ids
