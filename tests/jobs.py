@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -52,6 +53,11 @@ async def async_with_context(context: Any) -> dict[str, Any]:
 
 def raise_permanent(**kwargs: Any) -> None:
     raise Permanent("permanent failure")
+
+
+def call_sys_exit(code: int = 3) -> None:
+    """A job that calls ``sys.exit()``, as a script turned into a job may."""
+    sys.exit(code)
 
 
 def raise_error(message: str = "boom") -> None:

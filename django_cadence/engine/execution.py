@@ -56,7 +56,8 @@ def run_try(claim: Claim, now_for_commit: Callable[[], datetime]) -> TryResult:
         return TryResult("permanent", error=str(exc), reason=NOT_ALLOWED)
     except Permanent as exc:
         return TryResult("permanent", error=_describe(exc))
-    except Exception as exc:  # noqa: BLE001 - any job failure is recorded, never raised
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any job failure is recorded
+        # SystemExit too: in a thread it would end the thread silently, the try never recorded.
         return TryResult("error", error=_describe(exc))
 
 

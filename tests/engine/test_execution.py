@@ -46,6 +46,14 @@ def test_execution_thread_result_and_error():
     assert run_try(make_claim("tests.jobs.raise_permanent"), None).kind == "permanent"
 
 
+def test_execution_records_a_job_that_calls_sys_exit_as_a_failed_try():
+    """In a thread, ``SystemExit`` would end the thread silently and the try would hang on
+    until its timeout; it is a failure like any other."""
+    failed = run_try(make_claim("tests.jobs.call_sys_exit", {"code": 3}), None)
+    assert failed.kind == "error"
+    assert "SystemExit: 3" in failed.error
+
+
 def test_execution_refuses_a_path_outside_the_allow_list_at_run_time():
     result = run_try(make_claim("os.system", {"command": "true"}), None)
     assert result.kind == "permanent"  # dead-lettered at once: retrying cannot allow it
