@@ -168,3 +168,18 @@ def atomic_flaky(context: Any, fail_tries: int = 1, seconds: float = 0) -> str:
 def raise_with_kwargs(**kwargs: Any) -> None:
     """Fail with the payload's repr in the message, as careless job code does (redaction)."""
     raise RuntimeError(f"could not log in with {kwargs!r}")
+
+
+def hang(**kwargs: Any) -> None:
+    """Never return, and ignore cancellation: the job a thread cannot be taken back from."""
+    while True:
+        time.sleep(0.2)
+
+
+def record_start(context: Any) -> str:
+    """Insert an ``Effect`` keyed ``<schedule>|<occurrence>``: its ``created_at`` is when the
+    occurrence ran, so its lag is measured from the job's own record."""
+    from tests.models import Effect
+
+    Effect.objects.create(key=f"{context.schedule_name}|{context.occurrence_at.isoformat()}")
+    return "recorded"

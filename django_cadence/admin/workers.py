@@ -19,6 +19,7 @@ from ..engine.clock import default_clock
 from ..models import Worker, WorkerQuerySet
 from ..ops.retention import STOPPED_WORKERS_KEPT
 from ..ops.status import worker_state, worker_timeout
+from ..schedule.timefmt import format_utc
 from . import display
 from .read_only import ReadOnlyAdmin
 
@@ -58,7 +59,7 @@ class StateFilter(admin.SimpleListFilter):
 
 @admin.register(Worker)
 class WorkerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
-    list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load")
+    list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load", "stuck")
     list_display_links = ("worker",)
     list_filter = (StateFilter, "host")
     search_fields = ("worker_id", "host")
@@ -77,6 +78,7 @@ class WorkerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
         "stopped",
         "in_flight",
         "concurrency",
+        "stuck",
     )
     fields = readonly_fields
 
@@ -112,6 +114,17 @@ class WorkerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     started = display.instant_column("started_at", "started", ordering="started_at")
     heartbeat = display.instant_column("heartbeat_at", "last heartbeat", ordering="heartbeat_at")
     stopped = display.instant_column("stopped_at", "stopped", ordering="stopped_at")
+
+    @admin.display(description="stuck threads", ordering="stuck_threads")
+    def stuck(self, obj: Worker) -> str:
+        """Tries past their run-time limit whose jobs never returned, and since when."""
+        if not obj.stuck_threads:
+            return "-"
+        return format_html(
+            '<span class="cadence-badge cadence-stuck">{} stuck since {}</span>',
+            obj.stuck_threads,
+            format_utc(obj.stuck_since),
+        )
 
     @admin.display(description="load")
     def load(self, obj: Worker) -> str:

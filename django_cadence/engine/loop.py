@@ -23,7 +23,7 @@ from django.db import DatabaseError, reset_queries
 from .. import store
 from ..conf import cadence_settings
 from ..ops import reconcile, status
-from . import leases, next_event, planner, workers
+from . import leases, next_event, planner, stuck, workers
 from .clock import Clock, default_clock, log_clock_skew
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
@@ -77,6 +77,8 @@ class Engine:
         self._next_heartbeat: datetime | None = None
         self._due = next_event.DueWatch()
         self._registered = False
+        self.unhealthy: str | None = None  # why this worker must be replaced, once it must
+        self._stuck_reported = 0
 
     # --- one pass ------------------------------------------------------------------------
 
@@ -87,6 +89,7 @@ class Engine:
         self.tries.record_finished()
         self.tries.release_waited_too_long()
         self.tries.enforce_timeouts(now)
+        self._check_stuck()
         self._heartbeat(now)
         self._lost_workers.probe(now, has_tries=bool(self.tries))
         self.claimed_last_tick = 0
@@ -124,12 +127,38 @@ class Engine:
             if len(claims) < slots:
                 return
 
+    def _check_stuck(self) -> None:
+        """Report a change in stuck threads at once; past the limit, stop claiming and say
+        that this worker must be replaced (``run`` then drains and the command exits)."""
+        count = len(self.tries.stuck)
+        if count != self._stuck_reported:
+            self._stuck_reported = count
+            self._next_heartbeat = None
+            if count:
+                logger.warning(
+                    "stuck threads worker=%s count=%s: tries past their run-time limit whose "
+                    "jobs ignore cancellation; their slots were given back",
+                    self.worker_id,
+                    count,
+                )
+        limit = cadence_settings.STUCK_THREADS_LIMIT
+        if self.unhealthy is None and stuck.unhealthy(count, limit):
+            self.unhealthy = stuck.unhealthy_message(self.worker_id, count, limit)
+            logger.error(self.unhealthy)
+            self.claiming = False
+
     def _heartbeat(self, now: datetime) -> None:
         if self._next_heartbeat and now < self._next_heartbeat:
             return
         self._next_heartbeat = now + cadence_settings.LEASE / 3
         if self._registered:
-            workers.beat(self.worker_id, now, in_flight=len(self.tries))
+            workers.beat(
+                self.worker_id,
+                now,
+                in_flight=len(self.tries),
+                stuck_threads=len(self.tries.stuck),
+                stuck_since=self.tries.stuck.since(),
+            )
         revoked = leases.renew(self.tries.claims(), now, worker=self.worker_id)
         self.tries.cancel_revoked(revoked)
 
@@ -228,7 +257,7 @@ class Engine:
 
     def _loop(self, stop: threading.Event, *, once: bool) -> None:
         backoff = 0.5
-        while not stop.is_set():
+        while not stop.is_set() and self.unhealthy is None:
             # Cleared before the tick: a try that finishes during it wakes the next wait.
             self._wake.clear()
             try:

@@ -84,3 +84,17 @@ def test_admin_workers_stopped_more_than_a_day_ago_are_left_out_by_default(admin
     assert "w-long-gone" not in shown
     assert "current (stopped in the last day)" in shown
     assert "w-long-gone" in admin_client.get(CHANGELIST, {"state": "all"}).content.decode()
+
+
+def test_admin_workers_show_stuck_threads_and_since_when(admin_client, workers):
+    from django_cadence.schedule.timefmt import format_utc
+
+    since = timezone.now() - timedelta(minutes=3)
+    Worker.objects.filter(worker_id="w-live").update(stuck_threads=2, stuck_since=since)
+    page = admin_client.get(CHANGELIST).content.decode()
+    badge = f'<span class="cadence-badge cadence-stuck">2 stuck since {format_utc(since)}</span>'
+    assert badge in page
+    detail = admin_client.get(
+        reverse("admin:django_cadence_worker_change", args=[workers["w-live"].pk])
+    ).content.decode()
+    assert "2 stuck since" in detail

@@ -72,10 +72,13 @@ def render(report: StatusReport) -> list[str]:
             str(w.pid),
             f"{_seconds((report.now - w.heartbeat_at).total_seconds())} ago",
             f"{w.in_flight}/{w.concurrency}",
+            _stuck(w.stuck_threads, w.stuck_since, report.now),
         )
         for w in live + lost
     ]
-    lines += _table(("STATE", "WORKER", "HOST", "PID", "HEARTBEAT", "IN FLIGHT"), worker_rows)
+    lines += _table(
+        ("STATE", "WORKER", "HOST", "PID", "HEARTBEAT", "IN FLIGHT", "STUCK"), worker_rows
+    )
     lines.append("")
     lines.append(f"Queue: {report.queue_depth} attempt(s) ready to start")
     return lines
@@ -94,6 +97,13 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def _at(value: datetime | None) -> str:
     """Instants that belong to no schedule: in UTC, to the second, labelled (``timefmt``)."""
     return format_utc(value)
+
+
+def _stuck(count: int, since: datetime | None, now: datetime) -> str:
+    """Stuck threads and for how long the oldest has been stuck: ``2 for 5m``."""
+    if not count:
+        return "-"
+    return f"{count} for {_seconds((now - since).total_seconds())}" if since else str(count)
 
 
 def _seconds(value: float | None) -> str:
