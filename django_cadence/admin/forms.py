@@ -47,6 +47,7 @@ EDITABLE_FIELDS = (
     "retry_base",
     "retry_cap",
     "max_runtime",
+    "max_silence",
 )
 
 

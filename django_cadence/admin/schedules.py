@@ -23,9 +23,10 @@ from django.utils.translation import ngettext
 from ..executors.payloads import redact_text
 from ..models import Attempt, Kind, Schedule
 from ..models.validation import KIND_FIELDS
+from ..ops.overdue import with_last_success
 from ..schedule.describe import describe_schedule
 from ..schedule.timefmt import format_utc
-from . import display, preview
+from . import display, preview, silence
 from .forms import ScheduleForm
 from .recent import (
     STRIP_LENGTH,
@@ -60,7 +61,7 @@ class ScheduleAdmin(ScheduleActions):
     # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, and the
     # last outcome above the strip of the last attempts.
     list_display = ("schedule_name", "rule", "next_run", "lately")
-    list_filter = ("kind", "enabled", "overlap", LastOutcomeFilter)
+    list_filter = ("kind", "enabled", "overlap", LastOutcomeFilter, silence.OverdueFilter)
     # metadata as text: a team, an owner or a runbook link typed in the box finds the schedule.
     search_fields = ("name", "executor", "metadata")
     list_display_links = ("schedule_name",)
@@ -75,6 +76,7 @@ class ScheduleAdmin(ScheduleActions):
         "last_outcome_badge",
         "recent",
         "paused_because",
+        "silence_state",
         "created",
         "enabled_since",
         "updated",
@@ -98,7 +100,13 @@ class ScheduleAdmin(ScheduleActions):
             "Retries and time limit",
             {
                 "classes": ("collapse",),
-                "fields": ("max_attempts", "retry_base", "retry_cap", "max_runtime"),
+                "fields": (
+                    "max_attempts",
+                    "retry_base",
+                    "retry_cap",
+                    "max_runtime",
+                    "max_silence",
+                ),
             },
         ),
     )
@@ -111,6 +119,7 @@ class ScheduleAdmin(ScheduleActions):
                 ("occurrence_count", "missed_count"),
                 ("last_outcome_badge", "recent"),
                 "paused_because",
+                "silence_state",
                 ("created", "enabled_since", "updated"),
             )
         },
@@ -145,7 +154,7 @@ class ScheduleAdmin(ScheduleActions):
         )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return annotate_recent(super().get_queryset(request))
+        return with_last_success(annotate_recent(super().get_queryset(request)))
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
         """What deleting schedules takes with it: their attempts, counted rather than listed.
@@ -220,6 +229,9 @@ class ScheduleAdmin(ScheduleActions):
     @admin.display(description="last outcome", ordering="last_outcome")
     def lately(self, obj: Schedule) -> str:
         badge, strip = self.last_outcome_badge(obj), self.recent(obj)
+        overdue = silence.overdue_badge(silence.silence(obj)) if obj.pk else ""
+        if overdue:
+            badge = format_html("{} {}", badge, overdue)
         if strip == "-":
             return badge
         return format_html("{}<br>{}", badge, strip)
@@ -237,6 +249,10 @@ class ScheduleAdmin(ScheduleActions):
             cells = recent_attempts([obj]).get(obj.pk, [])
         link = reverse("admin:django_cadence_attempt_changelist")
         return display.strip(cells, f"{link}?schedule__id__exact={obj.pk}", obj.timezone)
+
+    @admin.display(description="silence")
+    def silence_state(self, obj: Schedule) -> str:
+        return silence.describe(silence.silence(obj)) if obj.pk else "-"
 
     @admin.display(description="pause reason")
     def paused_because(self, obj: Schedule) -> str:

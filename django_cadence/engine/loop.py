@@ -27,6 +27,7 @@ from . import leases, next_event, planner, stuck, workers
 from .clock import Clock, default_clock, log_clock_skew
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
+from .overdue import OverdueWatch
 from .tries import HeldTries
 
 logger = logging.getLogger("django_cadence.engine")
@@ -76,6 +77,7 @@ class Engine:
         self.connection = EngineConnection(using)
         self._next_heartbeat: datetime | None = None
         self._due = next_event.DueWatch()
+        self._overdue = OverdueWatch()
         self._registered = False
         self.unhealthy: str | None = None  # why this worker must be replaced, once it must
         self._stuck_reported = 0
@@ -104,6 +106,7 @@ class Engine:
                     break
             if plan:
                 self._due.planned()
+            self._overdue.probe(now)
             if self.inline:
                 self.tries.record_finished()
         return self._sleep_seconds(self.clock.now())

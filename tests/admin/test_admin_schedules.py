@@ -388,3 +388,32 @@ def test_admin_form_refuses_a_field_of_another_kind_naming_it(admin_client):
     errors = response.context["adminform"].form.errors
     assert list(errors) == ["cron"]
     assert not Schedule.objects.filter(name="both").exists()
+
+
+def test_admin_schedule_overdue_badge_filter_and_silence(admin_client, make_schedule):
+    from django.utils import timezone
+
+    now = timezone.now()
+    minute = timedelta(minutes=1)
+    silent = make_schedule(name="silent-sync", interval=minute, created_at=now - 10 * minute)
+    fine = make_schedule(name="fine-sync", interval=minute, created_at=now - 10 * minute)
+    Attempt.objects.create(
+        schedule=fine, occurrence_at=now - minute, status="succeeded", finished_at=now
+    )
+    make_schedule(name="new-sync", interval=timedelta(hours=1))
+
+    page = admin_client.get(CHANGELIST).content.decode()
+    assert page.count('class="cadence-badge cadence-overdue"') == 1
+    row = next(r for r in page.split("<tr") if "silent-sync" in r)
+    assert "cadence-overdue" in row
+
+    filtered = admin_client.get(f"{CHANGELIST}?silence=overdue").content.decode()
+    assert "silent-sync" in filtered
+    assert "fine-sync" not in filtered
+    assert "new-sync" not in filtered
+
+    detail = admin_client.get(change_url(silent)).content.decode()
+    assert "last success: never; overdue since" in detail
+    detail = admin_client.get(change_url(fine)).content.decode()
+    assert "last success: never" not in detail
+    assert "overdue from" in detail
