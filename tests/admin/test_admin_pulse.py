@@ -126,4 +126,5 @@ def test_the_overview_shows_live_workers_their_load_and_stuck_threads(admin_clie
     assert "stuck" not in busy
     stuck = next(row for row in html.split("<tr") if "w-stuck" in row)
     assert '<span class="cadence-badge cadence-stuck"' in stuck
-    assert "2 stuck since" in stuck
+    assert "2 stuck</span>" in stuck
+    assert "since <span" in stuck
