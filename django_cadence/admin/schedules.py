@@ -31,7 +31,6 @@ from .forms import ScheduleForm
 from .recent import (
     STRIP_LENGTH,
     LastOutcomeFilter,
-    ScheduleChangeList,
     annotate_recent,
     recent_attempts,
 )
@@ -184,7 +183,7 @@ class ScheduleAdmin(ScheduleActions):
         return deleted, model_count, perms_needed, _protected(schedules)
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
-        return ScheduleChangeList
+        return silence.SilenceChangeList
 
     def get_urls(self) -> list:
         name = f"{self.opts.app_label}_{self.opts.model_name}_preview"

@@ -19,11 +19,28 @@ from ..engine.clock import default_clock
 from ..models import Schedule
 from ..ops.overdue import Silence, overdue_ids, silence_of
 from ..schedule.timefmt import format_utc
+from .recent import ScheduleChangeList
 
 
 def silence(obj: Schedule) -> Silence:
-    """``obj``'s silence now; ``obj`` annotated with ``last_success_at`` or not."""
+    """``obj``'s silence now: attached to a changelist's rows (``SilenceChangeList``), else
+    read for this one (the change form)."""
+    attached = getattr(obj, "silence_now", None)
+    if isinstance(attached, Silence):
+        return attached
     return silence_of(obj, getattr(obj, "last_success_at", None), default_clock().now())
+
+
+class SilenceChangeList(ScheduleChangeList):
+    """Attaches each row's silence, from one reading of the engine clock for the page."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        now = default_clock().now()
+        for schedule in self.result_list:
+            schedule.silence_now = silence_of(
+                schedule, getattr(schedule, "last_success_at", None), now
+            )
 
 
 def overdue_badge(state: Silence) -> SafeString | str:

@@ -29,6 +29,7 @@ from ..models import Attempt, Schedule, Worker
 from . import overdue
 from .status import worker_timeout
 
+READY_LOOKED_AT = 32
 OK, WARNING, CRITICAL = "ok", "warning", "critical"
 LEVELS = (OK, WARNING, CRITICAL)  # in order of gravity; a report's level is its worst reason's
 
@@ -72,19 +73,43 @@ def _oldest_due(now: datetime) -> tuple[datetime, timedelta] | None:
     schedule = due.values_list("next_run_at", "misfire_grace").first()
     if schedule and schedule[0] is not None:
         waiting.append((schedule[0], schedule[1] if schedule[1] is not None else default))
-    attempt = (
-        Attempt.objects.ready(now)
-        .filter(schedule__enabled__in=(True,))  # a paused schedule's attempts wait on purpose
-        .order_by("retry_at")
-        .values_list("retry_at", "schedule__misfire_grace")
-    ).first()
-    if attempt and attempt[0] is not None:
+    attempt = _oldest_ready(now)
+    if attempt:
         waiting.append((attempt[0], attempt[1] if attempt[1] is not None else default))
     return min(waiting, key=lambda pair: pair[0]) if waiting else None
 
 
+def _oldest_ready(now: datetime) -> tuple[datetime, timedelta | None] | None:
+    """The oldest ready attempt of an enabled schedule (a paused one's wait on purpose):
+    (its ``retry_at``, its schedule's grace).
+
+    Two reads, not a join: the oldest ``READY_LOOKED_AT`` ready attempts from the ready
+    index, then their schedules by primary key. Joined, MariaDB may plan the read from the
+    schedules and sort every ready attempt. Past that many attempts of paused schedules, it
+    answers None.
+    """
+    oldest = list(
+        Attempt.objects.ready(now)
+        .order_by("retry_at")
+        .values_list("retry_at", "schedule_id")[:READY_LOOKED_AT]
+    )
+    if not oldest:
+        return None
+    enabled = dict(
+        Schedule.objects.enabled()
+        .filter(pk__in={schedule_id for _, schedule_id in oldest})
+        .values_list("pk", "misfire_grace")
+    )
+    for retry_at, schedule_id in oldest:
+        if schedule_id in enabled and retry_at is not None:
+            return retry_at, enabled[schedule_id]
+    return None
+
+
 def fleet_reasons(now: datetime) -> list[Reason]:
-    """No live worker while work is due; due work older than its grace. Three reads at most."""
+    """No live worker while work is due; due work older than its grace. Four reads at most,
+    each from an index: the oldest due schedule, the oldest ready attempts and their
+    schedules, live workers."""
     oldest = _oldest_due(now)
     if oldest is None:
         return []

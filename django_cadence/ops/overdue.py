@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from ..engine.claims import resolved_options
+from ..exceptions import InvalidSpec
 from ..models import Attempt, Schedule, Status
 from ..schedule import silence
 
@@ -47,9 +48,12 @@ def silence_of(schedule: Schedule, last_success_at: datetime | None, now: dateti
         ladder = silence.retry_ladder(
             options["max_attempts"], base=options["retry_base"], cap=options["retry_cap"]
         )
-        deadline = silence.overdue_at(
-            schedule.spec(), since, max_silence=schedule.max_silence, ladder=ladder
-        )
+        try:
+            deadline = silence.overdue_at(
+                schedule.spec(), since, max_silence=schedule.max_silence, ladder=ladder
+            )
+        except InvalidSpec:
+            deadline = None  # a row written past validation: the admin shows what is wrong
     return Silence(
         schedule_id=schedule.pk,
         name=schedule.name,

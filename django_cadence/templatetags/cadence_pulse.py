@@ -1,7 +1,7 @@
 """``{% cadence_pulse %}``: the warning banner of every Cadence admin page.
 
 It shows :func:`~django_cadence.ops.health.fleet_reasons` (no live worker while work is due,
-due work past its grace), the same reasons the health view reports; three indexed reads.
+due work past its grace), the same reasons the health view reports; at most four indexed reads.
 """
 
 from __future__ import annotations

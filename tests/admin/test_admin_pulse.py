@@ -103,7 +103,7 @@ def test_no_banner_while_the_fleet_is_healthy(admin_client):
         assert "cadence-pulse" not in admin_client.get(url).content.decode(), url
 
 
-def test_the_banner_costs_three_reads_and_counts_nothing():
+def test_the_banner_costs_four_reads_at_most_and_counts_nothing():
     from django_cadence.templatetags.cadence_pulse import cadence_pulse
 
     _due(timedelta(minutes=5))
@@ -111,7 +111,7 @@ def test_the_banner_costs_three_reads_and_counts_nothing():
         reasons = cadence_pulse()["reasons"]
     assert [r.check for r in reasons] == ["no_worker", "backlog"]
     reads = [q["sql"] for q in queries if "cadence_" in q["sql"]]  # not the server clock's
-    assert len(reads) <= 3
+    assert len(reads) <= 4
     assert not any("COUNT(" in sql.upper() for sql in reads)
 
 

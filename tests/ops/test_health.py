@@ -175,9 +175,9 @@ def test_the_worst_reason_sets_the_level_and_every_reason_is_listed(client):
     assert (status, _checks(body)) == (503, ["backlog"])
 
 
-def test_the_banner_reasons_are_indexed_reads(django_assert_max_num_queries):
+def test_the_banner_reasons_are_four_reads_at_most(django_assert_max_num_queries):
     _schedule("stalled", due_ago=timedelta(minutes=5))
-    with django_assert_max_num_queries(3):
+    with django_assert_max_num_queries(4):
         reasons = health.fleet_reasons(timezone.now())
     assert [r.check for r in reasons] == ["no_worker", "backlog"]
 
@@ -206,3 +206,23 @@ def test_the_view_never_caches_and_refuses_posts(client):
     response = client.get("/health/")
     assert "no-cache" in response["Cache-Control"]
     assert client.post("/health/").status_code == 405
+
+
+def test_ready_attempts_of_paused_schedules_do_not_hide_an_enabled_ones_wait():
+    paused = _schedule("paused", enabled=False)
+    late = _schedule("late", misfire_grace=timedelta(0))
+    now = timezone.now()
+    for minutes in range(1, 4):
+        Attempt.objects.create(
+            schedule=paused,
+            occurrence_at=now - timedelta(hours=minutes),
+            status="pending",
+            retry_at=now - timedelta(hours=minutes),
+        )
+    Attempt.objects.create(
+        schedule=late, occurrence_at=now - MINUTE, status="pending", retry_at=now - MINUTE
+    )
+    _worker()
+    (reason,) = health.fleet_reasons(now)
+    assert reason.check == "backlog"
+    assert reason.message.startswith("due work has waited 60 s")
