@@ -59,7 +59,8 @@ class StateFilter(admin.SimpleListFilter):
 
 @admin.register(Worker)
 class WorkerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
-    list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load", "stuck")
+    # Stuck threads under the load: a column of their own would not fit at 1280 px.
+    list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load")
     list_display_links = ("worker",)
     list_filter = (StateFilter, "host")
     search_fields = ("worker_id", "host")
@@ -128,4 +129,13 @@ class WorkerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
 
     @admin.display(description="load")
     def load(self, obj: Worker) -> str:
-        return f"{obj.in_flight}/{obj.concurrency}"
+        """Tries held / threads; and the stuck threads, if any, with how long they are."""
+        load = f"{obj.in_flight}/{obj.concurrency}"
+        if not obj.stuck_threads:
+            return load
+        return format_html(
+            '{}<br><span class="cadence-badge cadence-stuck" title="since {}">{} stuck</span>',
+            load,
+            format_utc(obj.stuck_since),
+            obj.stuck_threads,
+        )
