@@ -91,7 +91,7 @@ class Engine:
         self.tries.record_finished()
         self.tries.release_waited_too_long()
         self.tries.enforce_timeouts(now)
-        self._check_stuck()
+        self._check_stuck(now)
         self._heartbeat(now)
         self._lost_workers.probe(now, has_tries=bool(self.tries))
         self.claimed_last_tick = 0
@@ -130,10 +130,10 @@ class Engine:
             if len(claims) < slots:
                 return
 
-    def _check_stuck(self) -> None:
+    def _check_stuck(self, now: datetime) -> None:
         """Report a change in stuck threads at once; past the limit, stop claiming and say
         that this worker must be replaced (``run`` then drains and the command exits)."""
-        count = len(self.tries.stuck)
+        count = self.tries.stuck.count(now)
         if count != self._stuck_reported:
             self._stuck_reported = count
             self._next_heartbeat = None
@@ -159,8 +159,8 @@ class Engine:
                 self.worker_id,
                 now,
                 in_flight=len(self.tries),
-                stuck_threads=len(self.tries.stuck),
-                stuck_since=self.tries.stuck.since(),
+                stuck_threads=self.tries.stuck.count(now),
+                stuck_since=self.tries.stuck.since(now),
             )
         revoked = leases.renew(self.tries.claims(), now, worker=self.worker_id)
         self.tries.cancel_revoked(revoked)
@@ -186,6 +186,9 @@ class Engine:
         if self.tries:
             candidates.append(self._next_heartbeat or now)
             candidates += [claim.deadline for claim in self.tries.claims()]
+        stuck_at = self.tries.stuck.next_change(now)  # a timed-out job stuck, or back, by then
+        if stuck_at:
+            candidates.append(stuck_at)
         handback = self.tries.next_handback(now)
         if handback:
             candidates.append(handback)

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+
+# A job that heeds its cancel event returns within moments of its timeout; a thread still in
+# its job this long after is stuck.
+STUCK_AFTER = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -37,14 +41,34 @@ class StuckThreads:
         with self._lock:
             self._by_token.pop(token, None)
 
+    def stuck(self, now: datetime) -> list[StuckThread]:
+        """The threads still in their job ``STUCK_AFTER`` after their try timed out."""
+        with self._lock:
+            return [t for t in self._by_token.values() if now - t.since >= STUCK_AFTER]
+
+    def count(self, now: datetime) -> int:
+        return len(self.stuck(now))
+
+    def since(self, now: datetime) -> datetime | None:
+        """When the oldest stuck thread's try timed out; None when none is stuck."""
+        return min((t.since for t in self.stuck(now)), default=None)
+
+    def next_change(self, now: datetime) -> datetime | None:
+        """When a thread not yet counted as stuck would be, if it has not returned by then."""
+        with self._lock:
+            return min(
+                (
+                    t.since + STUCK_AFTER
+                    for t in self._by_token.values()
+                    if now - t.since < STUCK_AFTER
+                ),
+                default=None,
+            )
+
     def __len__(self) -> int:
+        """Threads set apart, stuck or not yet."""
         with self._lock:
             return len(self._by_token)
-
-    def since(self) -> datetime | None:
-        """When the oldest of them was recorded as timed out; None when there are none."""
-        with self._lock:
-            return min((t.since for t in self._by_token.values()), default=None)
 
 
 def unhealthy(count: int, limit: int) -> bool:
