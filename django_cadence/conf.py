@@ -70,6 +70,12 @@ def _plan_batch(name: str, value: Any) -> int:
     return value
 
 
+def _zero_ok_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ImproperlyConfigured(f"{name} must be an integer of 0 or more, not {value!r}.")
+    return value
+
+
 def _string_list(name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
         raise ImproperlyConfigured(f"{name} must be a list of strings, not {value!r}.")
@@ -149,6 +155,7 @@ _SETTINGS = {
         _Setting("CADENCE_MAX_TICK", timedelta(seconds=10), _duration),
         _Setting("CADENCE_SHUTDOWN_GRACE", timedelta(seconds=30), _zero_ok_duration),
         _Setting("CADENCE_PLAN_BATCH", 500, _plan_batch),
+        _Setting("CADENCE_STUCK_THREADS_LIMIT", 4, _zero_ok_int),
         # Schedules as code (reconcile.py) and Django tasks (tasks.py).
         _Setting("CADENCE_SCHEDULES", {}, _schedules),
         _Setting("CADENCE_RECONCILE_ON_START", True, _bool),
@@ -252,6 +259,10 @@ class CadenceSettings:
     @property
     def PLAN_BATCH(self) -> int:  # noqa: N802
         return self._get("CADENCE_PLAN_BATCH")
+
+    @property
+    def STUCK_THREADS_LIMIT(self) -> int:  # noqa: N802
+        return self._get("CADENCE_STUCK_THREADS_LIMIT")
 
     @property
     def SCHEDULES(self) -> dict[str, Any]:  # noqa: N802

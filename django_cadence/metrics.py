@@ -18,6 +18,10 @@ errors or anything a job provides):
   ``cadence_queue_oldest_seconds``, ``cadence_workers{state}``: queried from the database at
   scrape time, the same whichever process serves them. The attempts count reads every
   attempt row: prune finished attempts (``cadence_prune``) to keep scrapes cheap.
+- ``cadence_schedule_last_success_timestamp_seconds{schedule}`` (Unix time the newest
+  succeeded occurrence finished; absent until one did) and ``cadence_schedule_overdue{schedule}``
+  (1 while the schedule is overdue, else 0; ``ops/overdue.py``), per enabled schedule: alert
+  on ``cadence_schedule_overdue == 1``.
 
 If ``CADENCE_METRICS`` is False every function here is a no-op; if it is True and
 ``prometheus_client`` is missing, they raise ``ImproperlyConfigured`` saying what to install.
@@ -38,7 +42,8 @@ from django.utils import timezone
 from . import signals
 from .conf import cadence_settings
 from .engine.clock import default_clock
-from .models import Attempt, Worker
+from .models import Attempt, Schedule, Worker
+from .ops.overdue import silences, with_last_success
 from .ops.status import worker_timeout
 
 logger = logging.getLogger(__name__)
@@ -74,6 +79,10 @@ class DatabaseCollector:
         yield GaugeMetricFamily("cadence_queue_depth", "")
         yield GaugeMetricFamily("cadence_queue_oldest_seconds", "")
         yield GaugeMetricFamily("cadence_workers", "", labels=["state"])
+        yield GaugeMetricFamily(
+            "cadence_schedule_last_success_timestamp_seconds", "", labels=["schedule"]
+        )
+        yield GaugeMetricFamily("cadence_schedule_overdue", "", labels=["schedule"])
 
     def collect(self) -> Any:
         from prometheus_client.core import GaugeMetricFamily
@@ -109,9 +118,32 @@ class DatabaseCollector:
             workers.add_metric(["live"], Worker.objects.live(now, timeout).count())
             workers.add_metric(["lost"], Worker.objects.lost(now, timeout).count())
             yield workers
+            yield from _silence_gauges(now)
         finally:
             if opened:
                 connection.close()
+
+
+def _silence_gauges(now: datetime) -> Any:
+    from prometheus_client.core import GaugeMetricFamily
+
+    last_success = GaugeMetricFamily(
+        "cadence_schedule_last_success_timestamp_seconds",
+        "Unix time at which the schedule's newest succeeded occurrence finished.",
+        labels=["schedule"],
+    )
+    overdue = GaugeMetricFamily(
+        "cadence_schedule_overdue",
+        "1 while the schedule has gone longer than it may without a success (max_silence).",
+        labels=["schedule"],
+    )
+    enabled = with_last_success(Schedule.objects.enabled().order_by("name"))
+    for state in silences(now, enabled):
+        if state.last_success_at is not None:
+            last_success.add_metric([state.name], state.last_success_at.timestamp())
+        overdue.add_metric([state.name], 1.0 if state.overdue else 0.0)
+    yield last_success
+    yield overdue
 
 
 class _EventMetrics:

@@ -112,6 +112,17 @@ def log_paused(sender: Any, *, schedule: Any, reason: Any, **kw: Any) -> None:
     logger.warning("schedule paused schedule=%s reason=%s", log_value(schedule), log_value(reason))
 
 
+def log_overdue(
+    sender: Any, *, schedule: Any, last_success_at: Any, overdue_since: Any, **kw: Any
+) -> None:
+    logger.warning(
+        "schedule overdue schedule=%s last_success=%s overdue_since=%s",
+        log_value(schedule),
+        _iso(last_success_at),
+        _iso(overdue_since),
+    )
+
+
 DEFAULT_RECEIVERS = (
     (signals.attempt_started, log_started),
     (signals.attempt_succeeded, log_succeeded),
@@ -120,6 +131,7 @@ DEFAULT_RECEIVERS = (
     (signals.occurrence_skipped, log_skipped),
     (signals.occurrence_missed, log_missed),
     (signals.schedule_paused, log_paused),
+    (signals.schedule_overdue, log_overdue),
 )
 
 

@@ -1,6 +1,6 @@
 """Signals sent on every state change; the default receivers (``signal_handlers``) log them.
 
-Every signal is sent with ``sender=Attempt`` (``schedule_paused``: ``sender=Schedule``) after
+Every signal is sent with ``sender=Attempt`` (``schedule_*``: ``sender=Schedule``) after
 the change is committed, with keyword arguments only:
 
 - ``attempt_started``: ``attempt_id, schedule, occurrence_at, try_number, worker``
@@ -10,6 +10,8 @@ the change is committed, with keyword arguments only:
 - ``occurrence_skipped``: ``schedule, occurrence_at, reason``
 - ``occurrence_missed``: ``schedule, first, last, count``
 - ``schedule_paused``: ``schedule, reason``
+- ``schedule_overdue`` (``sender=Schedule``): ``schedule, last_success_at, overdue_since``;
+  once per overdue spell, by the engine within ``engine.overdue.OVERDUE_PROBE`` of its start
 
 ``schedule`` is the schedule's name. Receivers run in the engine's threads: keep them quick.
 The app sends through :func:`send`: a receiver that raises is logged with its traceback, the
@@ -31,6 +33,7 @@ attempt_dead_lettered = Signal()
 occurrence_skipped = Signal()
 occurrence_missed = Signal()
 schedule_paused = Signal()
+schedule_overdue = Signal()
 
 logger = logging.getLogger("django_cadence.events")
 

@@ -261,3 +261,18 @@ def _misbehave(kind: str) -> Any:
     if kind == "huge":
         raise RuntimeError(f"password={HOSTILE_SECRET} " + "x" * 5_000_000)
     return _hostile_outcome(kind)
+
+
+def hang(**kwargs: Any) -> None:
+    """Never return, and ignore cancellation: the job a thread cannot be taken back from."""
+    while True:
+        time.sleep(0.2)
+
+
+def record_start(context: Any) -> str:
+    """Insert an ``Effect`` keyed ``<schedule>|<occurrence>``: its ``created_at`` is when the
+    occurrence ran, so its lag is measured from the job's own record."""
+    from tests.models import Effect
+
+    Effect.objects.create(key=f"{context.schedule_name}|{context.occurrence_at.isoformat()}")
+    return "recorded"

@@ -136,3 +136,31 @@ def test_metrics_http_server_serves_the_series(settings, make_schedule):
         metrics.uninstall(registry)
     assert "cadence_queue_depth 0.0" in text
     assert 'cadence_workers{state="lost"} 0.0' in text
+
+
+def test_metrics_last_success_and_overdue_per_schedule(registry, make_schedule):
+    from django.utils import timezone
+
+    now = timezone.now()
+    minute = timedelta(minutes=1)
+    healthy = make_schedule(name="healthy", interval=minute, created_at=now - 10 * minute)
+    make_schedule(name="silent", interval=minute, created_at=now - 10 * minute)
+    make_schedule(name="paused", interval=minute, created_at=now - 10 * minute, enabled=False)
+    finished = now - timedelta(seconds=5)
+    Attempt.objects.create(
+        schedule=healthy,
+        occurrence_at=now - 2 * minute,
+        status="succeeded",
+        finished_at=finished,
+    )
+    text = scrape(registry)
+    (line,) = [
+        line
+        for line in text.splitlines()
+        if line.startswith('cadence_schedule_last_success_timestamp_seconds{schedule="healthy"}')
+    ]
+    assert float(line.split()[-1]) == pytest.approx(finished.timestamp(), abs=1e-3)
+    assert 'cadence_schedule_last_success_timestamp_seconds{schedule="silent"}' not in text
+    assert 'cadence_schedule_overdue{schedule="healthy"} 0.0' in text
+    assert 'cadence_schedule_overdue{schedule="silent"} 1.0' in text
+    assert 'schedule="paused"' not in text  # paused schedules are never overdue

@@ -50,6 +50,7 @@ EDITABLE_FIELDS = (
     "retry_base",
     "retry_cap",
     "max_runtime",
+    "max_silence",
 )
 
 

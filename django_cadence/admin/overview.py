@@ -180,7 +180,10 @@ def context(now: datetime) -> dict[str, Any]:
         "timeline": charts.timeline(rows, now, now + timedelta(hours=HOURS), marks) if rows else "",
         "due_shown": len(rows),
         "due_total": due,
-        "live": list(Worker.objects.live(now, timeout).order_by("worker_id")),
+        "live": [
+            (w, display.instant(w.stuck_since) if w.stuck_threads and w.stuck_since else "")
+            for w in Worker.objects.live(now, timeout).order_by("worker_id")
+        ],
         "lost": [
             (w, display.instant(w.heartbeat_at))
             for w in Worker.objects.lost(now, timeout).order_by("-heartbeat_at")

@@ -23,14 +23,14 @@ from django.utils.translation import ngettext
 from ..executors.payloads import redact_text
 from ..models import Attempt, Kind, Schedule
 from ..models.validation import KIND_FIELDS
+from ..ops.overdue import with_last_success
 from ..schedule.describe import describe_schedule
 from ..schedule.timefmt import format_utc
-from . import code_owned, display, preview
+from . import code_owned, display, preview, silence
 from .forms import DurationField, ScheduleForm
 from .recent import (
     STRIP_LENGTH,
     LastOutcomeFilter,
-    ScheduleChangeList,
     annotate_recent,
     recent_attempts,
 )
@@ -62,7 +62,14 @@ class ScheduleAdmin(ScheduleActions):
     # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, and the
     # last outcome above the strip of the last attempts.
     list_display = ("schedule_name", "rule", "next_run", "lately")
-    list_filter = ("kind", "enabled", code_owned.OwnerFilter, "overlap", LastOutcomeFilter)
+    list_filter = (
+        "kind",
+        "enabled",
+        code_owned.OwnerFilter,
+        "overlap",
+        LastOutcomeFilter,
+        silence.OverdueFilter,
+    )
     # metadata as shown: a team, an owner or a runbook link typed in the box finds the
     # schedule, a secret value never does (see ``search.search_schedules``).
     search_fields = ("name", "executor", "metadata")  # shown; searched by search.py
@@ -78,6 +85,7 @@ class ScheduleAdmin(ScheduleActions):
         "last_outcome_badge",
         "recent",
         "paused_because",
+        "silence_state",
         "created",
         "enabled_since",
         "updated",
@@ -103,7 +111,13 @@ class ScheduleAdmin(ScheduleActions):
             "Retries and time limit",
             {
                 "classes": ("collapse",),
-                "fields": ("max_attempts", "retry_base", "retry_cap", "max_runtime"),
+                "fields": (
+                    "max_attempts",
+                    "retry_base",
+                    "retry_cap",
+                    "max_runtime",
+                    "max_silence",
+                ),
             },
         ),
     )
@@ -116,6 +130,7 @@ class ScheduleAdmin(ScheduleActions):
                 ("occurrence_count", "missed_count"),
                 ("last_outcome_badge", "recent"),
                 "paused_because",
+                "silence_state",
                 ("created", "enabled_since", "updated"),
             )
         },
@@ -177,7 +192,7 @@ class ScheduleAdmin(ScheduleActions):
         return super().has_delete_permission(request, obj)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return annotate_recent(super().get_queryset(request))
+        return with_last_success(annotate_recent(super().get_queryset(request)))
 
     def search(
         self, request: HttpRequest, queryset: QuerySet, search_term: str
@@ -213,7 +228,7 @@ class ScheduleAdmin(ScheduleActions):
         return deleted, model_count, perms_needed, [*declared, *_protected(schedules)]
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
-        return ScheduleChangeList
+        return silence.SilenceChangeList
 
     def get_urls(self) -> list:
         name = f"{self.opts.app_label}_{self.opts.model_name}_preview"
@@ -258,6 +273,9 @@ class ScheduleAdmin(ScheduleActions):
     @admin.display(description="last outcome", ordering="last_outcome")
     def lately(self, obj: Schedule) -> str:
         badge, strip = self.last_outcome_badge(obj), self.recent(obj)
+        overdue = silence.overdue_badge(silence.silence(obj)) if obj.pk else ""
+        if overdue:
+            badge = format_html("{} {}", badge, overdue)
         if strip == "-":
             return badge
         return format_html("{}<br>{}", badge, strip)
@@ -283,6 +301,10 @@ class ScheduleAdmin(ScheduleActions):
     @admin.display(description="metadata (secrets hidden)")
     def metadata_shown(self, obj: Schedule) -> str:
         return display.json_block(obj.metadata)
+
+    @admin.display(description="silence")
+    def silence_state(self, obj: Schedule) -> str:
+        return silence.describe(silence.silence(obj)) if obj.pk else "-"
 
     @admin.display(description="pause reason")
     def paused_because(self, obj: Schedule) -> str:

@@ -19,6 +19,7 @@ from ..engine.clock import default_clock
 from ..models import Worker, WorkerQuerySet
 from ..ops.retention import STOPPED_WORKERS_KEPT
 from ..ops.status import worker_state, worker_timeout
+from ..schedule.timefmt import format_utc
 from . import display
 from .guard import GuardedAdmin
 from .read_only import ReadOnlyAdmin
@@ -58,6 +59,7 @@ class StateFilter(admin.SimpleListFilter):
 
 
 @admin.register(Worker)
+# Stuck threads under the load: a column of their own would not fit at 1280 px.
 class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
     list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load")
     list_display_links = ("worker",)
@@ -78,6 +80,7 @@ class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
         "stopped",
         "in_flight",
         "concurrency",
+        "stuck",
     )
     fields = readonly_fields
 
@@ -114,6 +117,26 @@ class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
     heartbeat = display.instant_column("heartbeat_at", "last heartbeat", ordering="heartbeat_at")
     stopped = display.instant_column("stopped_at", "stopped", ordering="stopped_at")
 
+    @admin.display(description="stuck threads", ordering="stuck_threads")
+    def stuck(self, obj: Worker) -> str:
+        """Tries past their run-time limit whose jobs never returned, and since when."""
+        if not obj.stuck_threads:
+            return "-"
+        return format_html(
+            '<span class="cadence-badge cadence-stuck">{} stuck since {}</span>',
+            obj.stuck_threads,
+            format_utc(obj.stuck_since),
+        )
+
     @admin.display(description="load")
     def load(self, obj: Worker) -> str:
-        return f"{obj.in_flight}/{obj.concurrency}"
+        """Tries held / threads; and the stuck threads, if any, with how long they are."""
+        load = f"{obj.in_flight}/{obj.concurrency}"
+        if not obj.stuck_threads:
+            return load
+        return format_html(
+            '{}<br><span class="cadence-badge cadence-stuck" title="since {}">{} stuck</span>',
+            load,
+            format_utc(obj.stuck_since),
+            obj.stuck_threads,
+        )

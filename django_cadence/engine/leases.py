@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from .. import signals, store
+from .. import store
 from ..conf import cadence_settings
 from ..executors import registry as executors
 from ..executors.payloads import escape_control
@@ -64,9 +64,7 @@ def claim(
         if not chosen:
             return []
         claims = _start_tries(using, chosen, worker, clock())
-    for c in claims:
-        signals.send(signals.attempt_started, Attempt, **c.event())
-    return claims
+    return claims  # ``attempt_started`` is sent when each try runs (engine/tries.py)
 
 
 def _start_tries(using: str, chosen: list[Any], worker: str, started: datetime) -> list[Claim]:

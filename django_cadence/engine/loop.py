@@ -24,10 +24,11 @@ from .. import store
 from ..conf import cadence_settings
 from ..executors.payloads import log_value
 from ..ops import reconcile, status
-from . import leases, next_event, planner, workers
+from . import leases, next_event, planner, stuck, workers
 from .clock import Clock, default_clock, log_clock_skew
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
+from .overdue import OverdueWatch
 from .tries import HeldTries
 
 logger = logging.getLogger("django_cadence.engine")
@@ -77,7 +78,10 @@ class Engine:
         self.connection = EngineConnection(using)
         self._next_heartbeat: datetime | None = None
         self._due = next_event.DueWatch()
+        self._overdue = OverdueWatch()
         self._registered = False
+        self.unhealthy: str | None = None  # why this worker must be replaced, once it must
+        self._stuck_reported = 0
 
     # --- one pass ------------------------------------------------------------------------
 
@@ -88,6 +92,7 @@ class Engine:
         self.tries.record_finished()
         self.tries.release_waited_too_long()
         self.tries.enforce_timeouts(now)
+        self._check_stuck(now)
         self._heartbeat(now)
         self._lost_workers.probe(now, has_tries=bool(self.tries))
         self.claimed_last_tick = 0
@@ -102,6 +107,7 @@ class Engine:
                     break
             if plan:
                 self._due.planned()
+            self._overdue.probe(now)
             if self.inline:
                 self.tries.record_finished()
         return self._sleep_seconds(self.clock.now())
@@ -125,12 +131,38 @@ class Engine:
             if len(claims) < slots:
                 return
 
+    def _check_stuck(self, now: datetime) -> None:
+        """Report a change in stuck threads at once; past the limit, stop claiming and say
+        that this worker must be replaced (``run`` then drains and the command exits)."""
+        count = self.tries.stuck.count(now)
+        if count != self._stuck_reported:
+            self._stuck_reported = count
+            self._next_heartbeat = None
+            if count:
+                logger.warning(
+                    "stuck threads worker=%s count=%s: tries past their run-time limit whose "
+                    "jobs ignore cancellation; their slots were given back",
+                    self.worker_id,
+                    count,
+                )
+        limit = cadence_settings.STUCK_THREADS_LIMIT
+        if self.unhealthy is None and stuck.unhealthy(count, limit):
+            self.unhealthy = stuck.unhealthy_message(self.worker_id, count, limit)
+            logger.error(self.unhealthy)
+            self.claiming = False
+
     def _heartbeat(self, now: datetime) -> None:
         if self._next_heartbeat and now < self._next_heartbeat:
             return
         self._next_heartbeat = now + cadence_settings.LEASE / 3
         if self._registered:
-            workers.beat(self.worker_id, now, in_flight=len(self.tries))
+            workers.beat(
+                self.worker_id,
+                now,
+                in_flight=len(self.tries),
+                stuck_threads=self.tries.stuck.count(now),
+                stuck_since=self.tries.stuck.since(now),
+            )
         revoked = leases.renew(self.tries.claims(), now, worker=self.worker_id)
         self.tries.cancel_revoked(revoked)
 
@@ -155,6 +187,9 @@ class Engine:
         if self.tries:
             candidates.append(self._next_heartbeat or now)
             candidates += [claim.deadline for claim in self.tries.claims()]
+        stuck_at = self.tries.stuck.next_change(now)  # a timed-out job stuck, or back, by then
+        if stuck_at:
+            candidates.append(stuck_at)
         handback = self.tries.next_handback(now)
         if handback:
             candidates.append(handback)
@@ -229,7 +264,7 @@ class Engine:
 
     def _loop(self, stop: threading.Event, *, once: bool) -> None:
         backoff = 0.5
-        while not stop.is_set():
+        while not stop.is_set() and self.unhealthy is None:
             # Cleared before the tick: a try that finishes during it wakes the next wait.
             self._wake.clear()
             try:

@@ -16,12 +16,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from .. import signals
 from ..executors.payloads import escape_control
+from ..models import Attempt
 from . import leases, outcomes
 from .claims import Claim
 from .clock import Clock
 from .execution import TryResult, run_try
 from .pool import TryPool
+from .stuck import StuckThread, StuckThreads
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -43,6 +46,8 @@ class Held:
     claim: Claim
     done: threading.Event | None = None  # set when its thread has returned
     queued_at: float | None = None  # monotonic; set while it waits for a thread
+    returned: bool = False  # its thread is done with it (set under the queue lock)
+    abandoned: bool = False  # timed out on its thread, which is now stuck (``stuck``)
 
 
 class HeldTries:
@@ -72,6 +77,7 @@ class HeldTries:
         self._done_lock = threading.Lock()
         self._queue_lock = threading.Lock()
         self._pool = TryPool(concurrency)
+        self.stuck = StuckThreads()  # threads whose try timed out and never returned
 
     def __len__(self) -> int:
         return len(self.held)
@@ -90,8 +96,11 @@ class HeldTries:
             return len(self.held) - len(self._done) - len(self.queued)
 
     def close(self) -> None:
-        """Stop the try threads that are idle (and close their database connections)."""
-        self._pool.shutdown()
+        """Stop the try threads that are idle (and close their database connections).
+
+        Stuck threads are not waited for: they would hold the exit of a worker that must go.
+        """
+        self._pool.shutdown(timeout=0.5 if len(self.stuck) else 5.0)
 
     # --- how many to hold ---------------------------------------------------------------
 
@@ -128,6 +137,7 @@ class HeldTries:
         held = Held(claim)
         self.held[claim.token] = held
         if self.inline:
+            _send_started(claim)
             self._finished(claim, run_try(claim, self.clock.now))
             return
         held.done = threading.Event()
@@ -147,6 +157,11 @@ class HeldTries:
         while next_held is not None:
             self._run_one(next_held)
             with self._queue_lock:
+                if next_held.abandoned:
+                    # Its slot was given back when it timed out; the thread is free again.
+                    self.stuck.discard(next_held.claim.token)
+                    return
+                next_held.returned = True
                 next_held = self.queued.popleft() if self.queued else None
                 if next_held is None:
                     self.busy -= 1
@@ -160,6 +175,7 @@ class HeldTries:
                 # Replaced or timed out while it waited for a thread: it never started.
                 result = TryResult("error", error="cancelled before it started")
             else:
+                _send_started(claim)
                 started = time.monotonic()
                 result = run_try(claim, self.clock.now)
                 self._note_runtime(time.monotonic() - started)
@@ -262,19 +278,48 @@ class HeldTries:
             )
 
     def enforce_timeouts(self, now: datetime) -> None:
-        """Fail the tries past their deadline; their threads are told to stop."""
-        for token, held in list(self.held.items()):
+        """Fail the tries past their deadline; their threads are told to stop.
+
+        A thread still in its job gives its slot back at once and is kept apart as stuck
+        until the job returns (:mod:`.stuck`): a job that ignores the cancel event cannot
+        hold a slot for ever.
+        """
+        expired = [  # a queued try has not started; it is handed back before long
+            (token, held)
+            for token, held in self.held.items()
+            if now >= held.claim.deadline and held.queued_at is None
+        ]
+        for token, held in expired:
             claim = held.claim
-            if now < claim.deadline or held.queued_at is not None:
-                continue  # a queued try has not started; it is handed back before long
             claim.cancel_event.set()
             self.held.pop(token)
+            if not self.inline:
+                self._set_apart(held, now)
             outcomes.record_failure(
                 claim,
                 f"timed out after {claim.max_runtime.total_seconds():g} s",
                 now,
                 outcome_known=False,  # the try may still be running its step
             )
+
+    def _set_apart(self, held: Held, now: datetime) -> None:
+        """Count a timed-out try's thread as stuck and give its slot to the next queued try
+        (on a new thread), or back to the worker."""
+        with self._queue_lock:
+            if held.returned:
+                return  # its thread has moved on (its result is ignored: timed out)
+            held.abandoned = True
+            self.stuck.add(
+                held.claim.token,
+                StuckThread(held.claim.attempt_id, held.claim.schedule_name, now),
+            )
+            next_held = self.queued.popleft() if self.queued else None
+            if next_held is None:
+                self.busy -= 1
+            else:
+                next_held.queued_at = None
+        if next_held is not None:
+            self._pool.submit(lambda: self._run_in_thread(next_held))
 
     def cancel_revoked(self, attempt_ids: Iterable[int]) -> None:
         """Tell the tries whose attempts were cancelled (or replaced) to stop."""
@@ -284,3 +329,8 @@ class HeldTries:
             if claim.attempt_id in revoked and not claim.cancel_event.is_set():
                 logger.info("attempt cancelling id=%s", claim.attempt_id)
                 claim.cancel_event.set()
+
+
+def _send_started(claim: Claim) -> None:
+    """``attempt_started``, once the try runs: a try claimed ahead may be handed back unrun."""
+    signals.send(signals.attempt_started, Attempt, **claim.event())

@@ -46,14 +46,28 @@ def register(
             "heartbeat_at": now,
             "stopped_at": None,
             "in_flight": 0,
+            "stuck_threads": 0,
+            "stuck_since": None,
             "concurrency": concurrency,
             "session_lock": session_lock,
         },
     )
 
 
-def beat(worker_id: str, now: datetime, *, in_flight: int) -> None:
-    Worker.objects.filter(worker_id=worker_id).update(heartbeat_at=now, in_flight=in_flight)
+def beat(
+    worker_id: str,
+    now: datetime,
+    *,
+    in_flight: int,
+    stuck_threads: int = 0,
+    stuck_since: datetime | None = None,
+) -> None:
+    Worker.objects.filter(worker_id=worker_id).update(
+        heartbeat_at=now,
+        in_flight=in_flight,
+        stuck_threads=stuck_threads,
+        stuck_since=stuck_since,
+    )
 
 
 def stopped(worker_id: str, now: datetime) -> None:

@@ -93,6 +93,12 @@ class Schedule(models.Model):
     jitter = models.DurationField(
         default=ZERO, blank=True, help_text="Each occurrence starts up to this much later."
     )
+    max_silence = models.DurationField(
+        null=True,
+        blank=True,
+        help_text="How long it may go without a success before it is overdue. Empty: two "
+        "periods of its rule plus its retries.",
+    )
     start_at = models.DateTimeField(null=True, blank=True)
     end_at = models.DateTimeField(null=True, blank=True)
     max_occurrences = models.PositiveIntegerField(null=True, blank=True)
@@ -115,6 +121,12 @@ class Schedule(models.Model):
         help_text="When the schedule was last enabled; nothing before it is caught up.",
     )
     pause_reason = models.TextField(blank=True, editable=False)
+    overdue_signalled_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the overdue spell last signalled (schedule_overdue) began.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     # Schedules as code (reconcile.py).
@@ -186,6 +198,10 @@ class Schedule(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(jitter__gte=ZERO), name="cadence_schedule_jitter_nonnegative"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_silence__isnull=True) | Q(max_silence__gt=ZERO),
+                name="cadence_schedule_max_silence_positive",
             ),
             models.CheckConstraint(
                 condition=Q(max_attempts__isnull=True) | Q(max_attempts__gte=1),

@@ -229,7 +229,7 @@ def _check_interval(schedule: Schedule, add: AddError) -> None:
 def _check_bounds(schedule: Schedule, add: AddError) -> None:
     if schedule.start_at and schedule.end_at and schedule.end_at <= schedule.start_at:
         add("end_at", "The end must be after the start.")
-    for field in ("retry_base", "retry_cap", "max_runtime"):
+    for field in ("retry_base", "retry_cap", "max_runtime", "max_silence"):
         value = getattr(schedule, field)
         if value is not None and value.total_seconds() <= 0:
             add(field, f"{field} must be a positive duration.")
@@ -237,7 +237,8 @@ def _check_bounds(schedule: Schedule, add: AddError) -> None:
         value = getattr(schedule, field)
         if value is not None and value.total_seconds() < 0:
             add(field, f"{field} must not be negative.")
-    for field in ("misfire_grace", "jitter", "retry_base", "retry_cap", "max_runtime"):
+    durations = ("misfire_grace", "jitter", "retry_base", "retry_cap", "max_runtime", "max_silence")
+    for field in durations:
         value = getattr(schedule, field)
         if value is not None and value > MAX_DURATION:
             add(field, f"{field} must be at most {MAX_DURATION.days} days.")

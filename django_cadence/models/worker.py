@@ -28,6 +28,13 @@ class Worker(models.Model):
     stopped_at = models.DateTimeField(null=True, blank=True)
     in_flight = models.PositiveIntegerField(default=0)
     concurrency = models.PositiveIntegerField(default=1)
+    stuck_threads = models.PositiveIntegerField(
+        default=0,
+        help_text="Threads whose try passed its run-time limit and whose job never returned.",
+    )
+    stuck_since = models.DateTimeField(
+        null=True, blank=True, help_text="When the oldest of its stuck threads timed out."
+    )
     session_lock = models.BooleanField(
         default=False,
         help_text="Holds a session lock named after it: the server tells when it is gone.",

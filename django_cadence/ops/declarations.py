@@ -44,10 +44,11 @@ CODE_OWNED_FIELDS = (
     "retry_cap",
     "max_runtime",
     "pause_after_failures",
+    "max_silence",
     "metadata",
 )
 DURATION_FIELDS = frozenset(
-    {"interval", "misfire_grace", "retry_base", "retry_cap", "max_runtime", "jitter"}
+    {"interval", "misfire_grace", "retry_base", "retry_cap", "max_runtime", "jitter", "max_silence"}
 )
 DATETIME_FIELDS = frozenset({"run_at", "start_at", "end_at"})
 TASK_KEYS = ("task", "args", "kwargs")

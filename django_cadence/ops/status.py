@@ -65,6 +65,8 @@ class WorkerStatus:
     heartbeat_at: datetime
     in_flight: int
     concurrency: int
+    stuck_threads: int = 0  # tries past their run-time limit whose jobs never returned
+    stuck_since: datetime | None = None
 
 
 @dataclass
@@ -158,6 +160,8 @@ def _workers(now: datetime) -> list[WorkerStatus]:
             heartbeat_at=w.heartbeat_at,
             in_flight=w.in_flight,
             concurrency=w.concurrency,
+            stuck_threads=w.stuck_threads,
+            stuck_since=w.stuck_since,
         )
         for w in workers.order_by("worker_id")
     ]

@@ -11,3 +11,30 @@ def _fresh_overview_count():
     overview._cached.clear()
     yield
     overview._cached.clear()
+
+
+def clock_reads():
+    """Statements that read the engine clock for one page: one where it is the database
+    server's (the banner's ``now``), none on SQLite."""
+    from django_cadence import store
+
+    return 1 if store.of("default").has_server_clock else 0
+
+
+def without_banner(captured):
+    """The statements of a page less the warning banner's (``ops/health.fleet_reasons``),
+    which every Cadence page reads: the banner read again now, on the same rows, takes the
+    same branches; its statements are known by what precedes their ``WHERE``."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from django_cadence.ops.health import fleet_reasons
+
+    def head(sql):
+        return sql.partition(" WHERE ")[0]
+
+    with CaptureQueriesContext(connection) as banner:
+        fleet_reasons(timezone.now())
+    heads = {head(q["sql"]) for q in banner.captured_queries}
+    return [q for q in captured if head(q["sql"]) not in heads]

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django_cadence.admin.forms import executor_choices, restore_secrets
 from django_cadence.models import Attempt, Schedule
 from django_cadence.schedule.describe import describe_cron, describe_interval, describe_schedule
+from tests.admin.conftest import clock_reads
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CHANGELIST = reverse("admin:django_cadence_schedule_changelist")
@@ -163,8 +164,10 @@ def test_admin_schedule_changelist_query_count_does_not_grow(
         attempts(make_schedule(), ["succeeded", "dead_letter"] * (per_schedule // 2) + ["skipped"])
     # Session, user, filtered and full counts, the page (last outcome and strip cutoff
     # annotated), one query for all the strips, and the dead letters of the last 24 h for the
-    # navigation sidebar's overview row.
-    with django_assert_num_queries(7):
+    # navigation sidebar's overview row; then the warning banner's reads of the oldest due
+    # schedule and the oldest ready attempts (none: so no more), and the engine clock's reading
+    # for the banner and one for the page's overdue badges.
+    with django_assert_num_queries(9 + 2 * clock_reads()):
         response = admin_client.get(CHANGELIST)
     assert response.status_code == 200
     assert response.content.decode().count("cadence-cell ") == schedules * min(20, per_schedule)
@@ -430,3 +433,32 @@ def test_admin_an_empty_add_form_posted_says_required_only_where_it_belongs(admi
     errors = admin_client.post(ADD, data).context["adminform"].form.errors
     assert set(errors) == {"name", "executor", "cron"}
     assert errors["cron"] == ["A cron schedule needs a value for cron."]
+
+
+def test_admin_schedule_overdue_badge_filter_and_silence(admin_client, make_schedule):
+    from django.utils import timezone
+
+    now = timezone.now()
+    minute = timedelta(minutes=1)
+    silent = make_schedule(name="silent-sync", interval=minute, created_at=now - 10 * minute)
+    fine = make_schedule(name="fine-sync", interval=minute, created_at=now - 10 * minute)
+    Attempt.objects.create(
+        schedule=fine, occurrence_at=now - minute, status="succeeded", finished_at=now
+    )
+    make_schedule(name="new-sync", interval=timedelta(hours=1))
+
+    page = admin_client.get(CHANGELIST).content.decode()
+    assert page.count('class="cadence-badge cadence-overdue"') == 1
+    row = next(r for r in page.split("<tr") if "silent-sync" in r)
+    assert "cadence-overdue" in row
+
+    filtered = admin_client.get(f"{CHANGELIST}?silence=overdue").content.decode()
+    assert "silent-sync" in filtered
+    assert "fine-sync" not in filtered
+    assert "new-sync" not in filtered
+
+    detail = admin_client.get(change_url(silent)).content.decode()
+    assert "last success: never; overdue since" in detail
+    detail = admin_client.get(change_url(fine)).content.decode()
+    assert "last success: never" not in detail
+    assert "overdue from" in detail

@@ -84,3 +84,19 @@ def test_admin_workers_stopped_more_than_a_day_ago_are_left_out_by_default(admin
     assert "w-long-gone" not in shown
     assert "current (stopped in the last day)" in shown
     assert "w-long-gone" in admin_client.get(CHANGELIST, {"state": "all"}).content.decode()
+
+
+def test_admin_workers_show_stuck_threads_and_since_when(admin_client, workers):
+    from django_cadence.schedule.timefmt import format_utc
+
+    since = timezone.now() - timedelta(minutes=3)
+    Worker.objects.filter(worker_id="w-live").update(stuck_threads=2, stuck_since=since)
+    page = admin_client.get(CHANGELIST).content.decode()
+    row = next(r for r in page.split("<tr") if ">w-live<" in r)
+    badge = f'<span class="cadence-badge cadence-stuck" title="since {format_utc(since)}">2 stuck'
+    assert badge in row
+    assert "stuck" not in next(r for r in page.split("<tr") if ">w-lost<" in r)
+    detail = admin_client.get(
+        reverse("admin:django_cadence_worker_change", args=[workers["w-live"].pk])
+    ).content.decode()
+    assert f"2 stuck since {format_utc(since)}" in detail

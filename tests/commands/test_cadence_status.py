@@ -185,3 +185,18 @@ def test_status_command_times_are_to_the_second_and_labelled(fleet):
     assert format_instant(ok.next_run_at, ok.timezone) in row
     failing = next(line for line in text.splitlines() if "failing-import: 1" in line)
     assert failing.endswith(f"last {format_utc(fleet - timedelta(hours=3))}")
+
+
+def test_status_shows_each_workers_stuck_threads_and_for_how_long(fleet):
+    Worker.objects.filter(worker_id="w-live").update(
+        stuck_threads=2, stuck_since=fleet - timedelta(minutes=5)
+    )
+    (live, lost) = collect(fleet).workers
+    assert (live.stuck_threads, live.stuck_since) == (2, fleet - timedelta(minutes=5))
+    assert lost.stuck_threads == 0
+    out = StringIO()
+    call_command("cadence_status", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert "STUCK" in next(line for line in lines if "WORKER" in line)
+    assert next(line for line in lines if "w-live" in line).endswith("2 for 5m")
+    assert next(line for line in lines if "w-lost" in line).endswith("-")

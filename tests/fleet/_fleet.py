@@ -17,8 +17,11 @@ from django_cadence.models import Attempt, Schedule, Trigger
 from django_cadence.schedule import specs
 
 # Lines no worker may log in a healthy run. Job failures are expected here: they are logged
-# as one-line events by ``django_cadence.events`` (never as tracebacks) and are not problems.
-JOB_EVENTS = re.compile(r" django_cadence\.events (attempt failed|attempt dead_letter|occurrence) ")
+# as one-line events by ``django_cadence.events`` (never as tracebacks) and are not problems;
+# nor is a schedule whose jobs keep failing being reported overdue.
+JOB_EVENTS = re.compile(
+    r" django_cadence\.events (attempt failed|attempt dead_letter|occurrence|schedule overdue) "
+)
 PROBLEMS = re.compile(
     r"Traceback|Exception in thread|Exception ignored| WARNING | ERROR | CRITICAL "
     r"|attempt lost|attempt recovered|second signal"

@@ -71,6 +71,14 @@ def test_reconcile_infers_kind_and_parses_durations_and_instants(settings):
     assert (once.kind, once.run_at) == ("once", datetime(2026, 7, 1, tzinfo=UTC))
 
 
+def test_reconcile_declares_how_long_a_schedule_may_go_without_a_success(settings):
+    settings.CADENCE_SCHEDULES = {
+        "poll": {"interval": "5 minutes", "executor": "tests.jobs.noop", "max_silence": "1h"}
+    }
+    sync()
+    assert Schedule.objects.get(name="poll").max_silence == timedelta(hours=1)
+
+
 def test_reconcile_updates_code_owned_fields_with_a_diff(settings):
     settings.CADENCE_SCHEDULES = {"nightly": NIGHTLY}
     sync()

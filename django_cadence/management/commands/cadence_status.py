@@ -1,21 +1,29 @@
-"""``manage.py cadence_status [--json]``: schedules, failures, workers and the queue at a glance.
+"""``manage.py cadence_status [--json] [--check]``: schedules, failures, workers and the queue
+at a glance; with ``--check``, the health checks in the convention of monitoring plugins.
 
 Per schedule: enabled, next run, last outcome, and lag (how long the oldest ready attempt has
 waited to start). Then the schedules with dead letters in the last 24 hours, the live and lost
 workers (silent for more than 3 x max(CADENCE_LEASE, CADENCE_MAX_TICK)), and the queue depth.
+
+``--check`` prints a one-line summary, then one line per reason (``ops/health.py``), and
+exits 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN: the database did not answer), as
+Nagios, Icinga and Sensu plugins do.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import DatabaseError
 
 from django_cadence.engine.clock import default_clock
 from django_cadence.executors.payloads import escape_control
+from django_cadence.ops import health
 from django_cadence.ops.status import StatusReport, collect
 from django_cadence.schedule.describe import zone
 from django_cadence.schedule.timefmt import format_instant, format_utc
@@ -26,13 +34,50 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="Print one JSON document.")
+        parser.add_argument(
+            "--check",
+            action="store_true",
+            help="Run the health checks: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, "
+            "a one-line summary first.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["check"]:
+            code = self._check(as_json=options["json"])
+            if code:
+                sys.exit(code)
+            return
         report = collect(default_clock().now())
         if options["json"]:
             self.stdout.write(json.dumps(report.as_json(), indent=2))
             return
         self.stdout.write("\n".join(render(report)))
+
+    def _check(self, *, as_json: bool) -> int:
+        try:
+            result = health.check(default_clock().now())
+        except DatabaseError as exc:
+            self.stdout.write(f"CADENCE UNKNOWN - database unavailable: {type(exc).__name__}")
+            return EXIT_CODES["unknown"]
+        if as_json:
+            self.stdout.write(json.dumps(result.as_json(), indent=2))
+        else:
+            self.stdout.write("\n".join(render_check(result)))
+        return EXIT_CODES[result.level]
+
+
+EXIT_CODES = {health.OK: 0, health.WARNING: 1, health.CRITICAL: 2, "unknown": 3}
+
+
+def render_check(result: health.Health) -> list[str]:
+    """A monitoring plugin's output: ``CADENCE <LEVEL> - <reasons>``, then the details."""
+    if not result.reasons:
+        return ["CADENCE OK - workers live, nothing late, nothing overdue, no stuck threads"]
+    summary = "; ".join(f"{r.check}: {r.message}" for r in result.reasons)
+    lines = [f"CADENCE {result.level.upper()} - {summary}"]
+    lines += [f"{r.level.upper()} {r.check}: {r.message}" for r in result.reasons]
+    lines += [f"overdue schedule: {escape_control(name)}" for name in result.overdue_schedules]
+    return lines
 
 
 def render(report: StatusReport) -> list[str]:
@@ -72,10 +117,13 @@ def render(report: StatusReport) -> list[str]:
             str(w.pid),
             f"{_seconds((report.now - w.heartbeat_at).total_seconds())} ago",
             f"{w.in_flight}/{w.concurrency}",
+            _stuck(w.stuck_threads, w.stuck_since, report.now),
         )
         for w in live + lost
     ]
-    lines += _table(("STATE", "WORKER", "HOST", "PID", "HEARTBEAT", "IN FLIGHT"), worker_rows)
+    lines += _table(
+        ("STATE", "WORKER", "HOST", "PID", "HEARTBEAT", "IN FLIGHT", "STUCK"), worker_rows
+    )
     lines.append("")
     lines.append(f"Queue: {report.queue_depth} attempt(s) ready to start")
     return lines
@@ -94,6 +142,13 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def _at(value: datetime | None) -> str:
     """Instants that belong to no schedule: in UTC, to the second, labelled (``timefmt``)."""
     return format_utc(value)
+
+
+def _stuck(count: int, since: datetime | None, now: datetime) -> str:
+    """Stuck threads and for how long the oldest has been stuck: ``2 for 5m``."""
+    if not count:
+        return "-"
+    return f"{count} for {_seconds((now - since).total_seconds())}" if since else str(count)
 
 
 def _seconds(value: float | None) -> str:

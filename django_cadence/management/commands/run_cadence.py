@@ -2,7 +2,8 @@
 
 It parses options, installs signal handlers and runs the engine. The first SIGTERM/SIGINT
 stops claiming and drains; a second one exits at once (leases then expire and another
-worker recovers the attempts).
+worker recovers the attempts). A worker holding ``CADENCE_STUCK_THREADS_LIMIT`` stuck
+threads drains and exits with status 3, for its supervisor to start a fresh one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from django_cadence.engine.workers import check_worker_id
 from django_cadence.store.sqlite import EngineAlreadyRunning
 
 logger = logging.getLogger("django_cadence.engine")
+
+UNHEALTHY_EXIT = 3  # too many stuck threads (CADENCE_STUCK_THREADS_LIMIT): replace this worker
 
 
 def positive_int(value: str) -> int:
@@ -100,6 +103,10 @@ class Command(BaseCommand):
             engine.run(stop, once=options["once"])
         except EngineAlreadyRunning as exc:
             raise CommandError(str(exc)) from None
+        if engine.unhealthy:
+            # As Gunicorn recycles a worker that missed its timeout: a fresh process has no
+            # stuck threads. Status 3 tells its supervisor to start one.
+            raise CommandError(engine.unhealthy, returncode=UNHEALTHY_EXIT)
 
 
 def _refuse_unmigrated_database() -> None:

@@ -1,0 +1,83 @@
+"""Which schedules are overdue: gone longer without a success than they may.
+
+One query reads every enabled, unfinished schedule with its last success (a short backward
+scan of the ``(schedule, status, occurrence_at)`` index per schedule); the decision is the
+pure :mod:`..schedule.silence`. The admin's badge and filter, the metrics, the health checks
+and the engine's ``schedule_overdue`` signal all read it from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from ..engine.claims import resolved_options
+from ..exceptions import InvalidSpec
+from ..models import Attempt, Schedule, Status
+from ..schedule import silence
+
+
+@dataclass(frozen=True)
+class Silence:
+    schedule_id: int
+    name: str
+    last_success_at: datetime | None  # when its newest succeeded occurrence finished
+    overdue_at: datetime | None  # None: its rule has nothing left to run
+    overdue: bool
+    signalled: bool  # schedule_overdue already sent for this spell
+
+
+def with_last_success(queryset: QuerySet[Schedule]) -> QuerySet[Schedule]:
+    """Annotate ``last_success_at`` on each schedule."""
+    newest = Attempt.objects.filter(schedule=OuterRef("pk"), status=Status.SUCCEEDED).order_by(
+        "-occurrence_at"
+    )
+    return queryset.annotate(last_success_at=Subquery(newest.values("finished_at")[:1]))
+
+
+def silence_of(schedule: Schedule, last_success_at: datetime | None, now: datetime) -> Silence:
+    """``schedule``'s silence as of ``now``; a paused or finished schedule is never overdue."""
+    since = max(t for t in (last_success_at, schedule.enabled_at, schedule.created_at) if t)
+    deadline = None
+    if schedule.enabled and schedule.next_run_at is not None:
+        options = resolved_options(schedule)
+        ladder = silence.retry_ladder(
+            options["max_attempts"], base=options["retry_base"], cap=options["retry_cap"]
+        )
+        try:
+            deadline = silence.overdue_at(
+                schedule.spec(), since, max_silence=schedule.max_silence, ladder=ladder
+            )
+        except InvalidSpec:
+            deadline = None  # a row written past validation: the admin shows what is wrong
+    return Silence(
+        schedule_id=schedule.pk,
+        name=schedule.name,
+        last_success_at=last_success_at,
+        overdue_at=deadline,
+        overdue=silence.is_overdue(deadline, now),
+        signalled=deadline is not None and schedule.overdue_signalled_at == deadline,
+    )
+
+
+def silences(now: datetime, schedules: Iterable[Any] | None = None) -> list[Silence]:
+    """The silence of every schedule (or of ``schedules``, annotated by
+    :func:`with_last_success`), ordered by name."""
+    rows: Iterable[Any] = (
+        with_last_success(Schedule.objects.order_by("name")) if schedules is None else schedules
+    )
+    return [silence_of(s, s.last_success_at, now) for s in rows]
+
+
+def overdue(now: datetime) -> list[Silence]:
+    """The schedules overdue as of ``now`` (enabled ones only: paused are never overdue)."""
+    enabled = with_last_success(Schedule.objects.enabled().order_by("name"))
+    return [s for s in silences(now, enabled) if s.overdue]
+
+
+def overdue_ids(now: datetime) -> list[int]:
+    return [s.schedule_id for s in overdue(now)]

@@ -1,0 +1,115 @@
+"""Overdue schedules with the fake clock: which are overdue, and ``schedule_overdue`` sent
+once per overdue spell by the engine (docs/design.md, "Overdue schedules")."""
+
+from datetime import timedelta
+
+import pytest
+
+import django_cadence
+from django_cadence import signals
+from django_cadence.engine.overdue import OVERDUE_PROBE
+from django_cadence.models import Attempt, Schedule
+from django_cadence.ops.overdue import overdue, silences
+
+pytestmark = pytest.mark.django_db
+MINUTE = timedelta(minutes=1)
+LADDER = timedelta(seconds=10 + 20)  # CADENCE_MAX_ATTEMPTS 3, CADENCE_RETRY_BASE 10 s
+
+
+@pytest.fixture
+def sent():
+    events = []
+
+    def receiver(sender, **kwargs):
+        kwargs.pop("signal", None)
+        events.append(kwargs)
+
+    signals.schedule_overdue.connect(receiver, weak=False)
+    yield events
+    signals.schedule_overdue.disconnect(receiver)
+
+
+def _names(now):
+    return [s.name for s in overdue(now)]
+
+
+def test_a_schedule_that_never_succeeds_is_overdue_two_periods_and_its_retries_after_it_was_made(
+    schedule_at, clock, engine
+):
+    start = clock.now()
+    schedule_at(name="failing", executor="tests.jobs.raise_permanent", interval=MINUTE)
+    for _ in range(2):
+        engine.tick()
+        clock.advance(MINUTE)
+    assert _names(start + 2 * MINUTE + LADDER) == []
+    assert _names(start + 2 * MINUTE + LADDER + timedelta(seconds=1)) == ["failing"]
+
+
+def test_a_success_ends_the_silence_and_restarts_its_count(schedule_at, clock, engine):
+    schedule = schedule_at(name="ok", interval=MINUTE)
+    clock.advance(MINUTE)
+    engine.tick()  # the first occurrence succeeds
+    (state,) = silences(clock.now())
+    assert state.last_success_at == clock.now()
+    assert state.overdue_at == clock.now() + 2 * MINUTE + LADDER
+    Schedule.objects.filter(pk=schedule.pk).update(executor="tests.jobs.raise_permanent")
+    clock.advance(3 * MINUTE)
+    assert _names(clock.now()) == ["ok"]
+
+
+def test_max_silence_replaces_the_default_and_paused_schedules_are_never_overdue(
+    schedule_at, clock
+):
+    start = clock.now()
+    strict = schedule_at(name="strict", interval=MINUTE, max_silence=timedelta(seconds=30))
+    schedule_at(name="lenient", interval=MINUTE)
+    assert _names(start + timedelta(seconds=31)) == ["strict"]
+    django_cadence.pause(strict, reason="maintenance")
+    assert _names(start + timedelta(seconds=31)) == []
+
+
+def test_the_engine_signals_each_overdue_spell_once(schedule_at, clock, engine, sent):
+    schedule = schedule_at(name="quiet", executor="tests.jobs.raise_permanent", interval=MINUTE)
+    for _ in range(4):
+        clock.advance(MINUTE)
+        engine.tick()
+    assert [e["schedule"] for e in sent] == ["quiet"]
+    assert sent[0]["last_success_at"] is None
+    assert sent[0]["overdue_since"] == clock.now() - 4 * MINUTE + 2 * MINUTE + LADDER
+    for _ in range(3):  # still overdue: no second signal, from this engine or another
+        clock.advance(OVERDUE_PROBE)
+        engine.tick()
+    from django_cadence.engine.loop import Engine
+
+    Engine(clock=clock, worker_id="worker-2", inline=True).tick()
+    assert len(sent) == 1
+
+    # It succeeds, then goes quiet again: a new spell, a new signal.
+    Schedule.objects.filter(pk=schedule.pk).update(executor="tests.jobs.noop")
+    clock.advance(MINUTE)
+    engine.tick()
+    succeeded = Attempt.objects.filter(schedule=schedule, status="succeeded").get()
+    Schedule.objects.filter(pk=schedule.pk).update(executor="tests.jobs.raise_permanent")
+    for _ in range(4):
+        clock.advance(MINUTE)
+        engine.tick()
+    assert len(sent) == 2
+    assert sent[1]["last_success_at"] == succeeded.finished_at
+
+
+def test_max_silence_is_validated_like_the_other_durations(make_schedule):
+    from django.core.exceptions import ValidationError
+
+    schedule = Schedule(
+        name="bad",
+        kind="interval",
+        interval=MINUTE,
+        executor="tests.jobs.noop",
+        max_silence=-MINUTE,
+    )
+    with pytest.raises(ValidationError) as error:
+        schedule.full_clean()
+    assert "max_silence" in error.value.message_dict
+    schedule.max_silence = "90"  # seconds, as the other durations accept
+    schedule.full_clean()
+    assert schedule.max_silence == timedelta(seconds=90)
