@@ -325,7 +325,7 @@ class Engine:
             return
         ids = ", ".join(str(c.attempt_id) for c in claims)
         tries = "1 running try" if len(claims) == 1 else f"{len(claims)} running tries"
-        logger.warning(
+        logger.info(
             "draining: waiting up to %g s (CADENCE_SHUTDOWN_GRACE) for %s to finish "
             "(attempts %s); any still running then are handed back to other workers. "
             "A second Ctrl+C (SIGINT or SIGTERM) exits now and hands nothing back: "

@@ -136,7 +136,7 @@ def _install_signal_handlers(stop: threading.Event) -> None:
             )
             logging.shutdown()
             os._exit(1)
-        logger.warning(
+        logger.info(  # an ordinary stop: a deploy or a supervisor asks for it
             "signal %s: stopping: no new tries; draining, then exiting",
             signal.Signals(signum).name,
         )
