@@ -61,7 +61,7 @@ class HeldTries:
         self.concurrency = concurrency
         self.inline = inline  # run each try on the engine's thread as it is started
         self.wake = wake  # set when a try finishes
-        self.on_lost = on_lost  # a try found its lease taken over
+        self.on_lost = on_lost  # a fenced write of a try matched nothing
         # By claim token, not attempt: a try whose attempt was recovered from under it (its
         # session cut) may still be running here when this worker claims the attempt again.
         self.held: dict[str, Held] = {}
@@ -271,7 +271,9 @@ class HeldTries:
             else:
                 self._record(claim, result, now)
                 self.held.pop(claim.token, None)
-        outcomes.record_successes(successes, now)
+        landed = outcomes.record_successes(successes, now)
+        if len(landed) < len(successes):
+            self.on_lost()  # fenced out: its lock may be gone too
         for claim, _ in successes:
             self.held.pop(claim.token, None)
         with self._done_lock:
@@ -290,9 +292,15 @@ class HeldTries:
             self.on_lost()
             return
         if claim.cancel_event.is_set():
-            outcomes.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
+            written = outcomes.record_cancelled(
+                claim, now, "cancelled: replaced by a newer occurrence"
+            )
         else:
-            outcomes.record_failure(claim, result.error, now, permanent=result.kind == "permanent")
+            permanent = result.kind == "permanent"
+            status = outcomes.record_failure(claim, result.error, now, permanent=permanent)
+            written = status is not None
+        if not written:
+            self.on_lost()  # fenced out: its lock may be gone too
 
     def enforce_timeouts(self, now: datetime) -> None:
         """Fail the tries past their deadline; their threads are told to stop."""
