@@ -131,6 +131,8 @@ class Engine:
                 busy=self.tries.running_here(),
             )
             self.claimed_last_tick += len(claims)
+            if claims:
+                self._lost_workers.started_tries(self.clock.now())
             for claim in claims:
                 self.tries.start(claim)
             if self.inline:

@@ -50,6 +50,7 @@ class LostWorkerWatch:
         self.trusted_from: datetime | None = None  # no sighting counts before it
         self._reconnected = False  # the engine's connection broke: distrust at next probe
         self._lock_lost = False  # this worker's own lock is gone and not yet taken again
+        self._verify = False  # look at its own lock before it claims (after a reconnect)
 
     def start(self, now: datetime) -> None:
         """Before the first claim: hold this worker's session lock where the database has
@@ -69,13 +70,23 @@ class LostWorkerWatch:
             self.session_lock.release()
 
     def disconnected(self) -> None:
-        """The engine lost its connection (a server restart, a cut): see ``RESTART_WINDOW``."""
+        """The engine lost its connection (a server restart, a cut): see ``RESTART_WINDOW``.
+        Its own lock may be gone too: it looks before it claims again."""
         self._reconnected = True
-        self.next_probe = None  # look at its own lock as soon as it is back
+        self.check_soon()
 
     def check_soon(self) -> None:
-        """A fenced write of this worker was refused: probe (its own lock too) at once."""
+        """Probe (its own lock too) at the next tick, and claim nothing before."""
         self.next_probe = None
+        self._verify = self.session_lock is not None
+
+    def started_tries(self, now: datetime) -> None:
+        """Tries were claimed: from now on, watch this worker's own lock every half second
+        (a lock cut while it was idle is found before the others take it for dead)."""
+        if self.session_lock is not None and not self.watching:
+            self.watching = True
+            soon = now + LIVENESS_PROBE
+            self.next_probe = min(self.next_probe, soon) if self.next_probe else soon
 
     def wake_at(self) -> datetime | None:
         """When the engine must tick again for the next probe; None: no hurry."""
@@ -87,8 +98,9 @@ class LostWorkerWatch:
         return RECONNECT_BACKOFF_HOLDING if has_tries else RECONNECT_BACKOFF_IDLE
 
     def may_claim(self) -> bool:
-        """False while this worker's own lock is gone and not yet taken again."""
-        return not self._lock_lost
+        """False while this worker's own lock is gone and not yet taken again, or not yet
+        looked at since a reconnect."""
+        return not (self._lock_lost or self._verify)
 
     def probe(self, now: datetime, *, has_tries: bool) -> bool:
         """Recover the running attempts of lost workers (a lock gone for the liveness window,
@@ -100,14 +112,15 @@ class LostWorkerWatch:
             self._distrust(now)
         running = recovery.running_by_worker()
         others = [worker for worker in running if worker != self.worker_id]
-        mine = has_tries or self.worker_id in running or self._lock_lost
+        mine = has_tries or self.worker_id in running or self._lock_lost or self._verify
         locked = self.session_lock is not None
         self.watching = locked and bool(others or mine)
         self.next_probe = now + (LIVENESS_PROBE if self.watching else RECOVERY_PROBE)
         retaken = False
         gone: set[str] = set()
         if self.watching:
-            gone, held = liveness.look(others, self.worker_id if mine else None, self.using)
+            gone, held = liveness.look(others, self.worker_id, self.using)
+            self._verify = False
             if not held or self._lock_lost:
                 retaken = self._take_lock_again(now)
         lost = self._lost(gone, now)

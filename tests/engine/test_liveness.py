@@ -182,3 +182,13 @@ def test_a_worker_whose_own_lock_was_cut_takes_it_again_and_says_to_reassert(clo
     assert "session lock lost worker=w-survivor" in caplog.text
     assert "session lock taken again worker=w-survivor" in caplog.text
     assert watch.may_claim()
+
+
+@servers_only
+def test_after_a_reconnect_an_idle_worker_looks_at_its_own_lock_before_it_claims(clock, watch):
+    watch.session_lock._session.close()  # its lock session ended with the restart
+    watch.disconnected()
+    assert not watch.may_claim()
+    assert watch.probe(clock.now(), has_tries=False) is True  # nothing runs; it looked anyway
+    assert watch.may_claim()
+    assert liveness.still_held("w-survivor")
