@@ -238,3 +238,20 @@ def test_a_worker_never_starts_again_an_attempt_still_running_in_its_own_thread(
     assert (attempt.status, attempt.tries, jobs.CALLS) == ("succeeded", 2, ["g0", "g0"])
     assert [entry["result"] for entry in attempt.history] == ["lost", "succeeded"]
     assert caplog.text.count("attempt lost") == 1
+
+
+def test_a_lost_process_isolated_try_has_its_child_killed(schedule_at, clock, threaded_engine):
+    """docs/design.md, "Lost workers": a thread cannot be killed, a child process can."""
+    engine = threaded_engine(concurrency=1)
+    schedule_at(executor="tests.jobs.process_sleep", payload={"seconds": 60}, interval=MINUTE)
+    engine.tick()
+    clock.advance(MINUTE)
+    engine.tick()
+    (held,) = engine.tries.held.values()
+    assert recovery.recover(clock.now(), lost_workers={engine.worker_id}) == 1
+    clock.advance(seconds=11)  # the next renewal finds the try lost
+    engine.tick()
+    assert held.done.wait(30)  # its child was killed: the 60 s sleep did not run out
+    engine.tries.record_finished()
+    attempt = Attempt.objects.get()
+    assert (attempt.status, [e["result"] for e in attempt.history]) == ("pending", ["lost"])
