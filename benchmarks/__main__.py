@@ -6,7 +6,7 @@
     python -m benchmarks peers [--setup]
     python -m benchmarks admin [--db postgresql|mysql|sqlite] [--sizes 10000,1000000] [--repeat N]
     python -m benchmarks screenshots [--db sqlite|postgresql|mysql]
-    python -m benchmarks recovery [--db postgresql|mysql|sqlite] [--kills 20]
+    python -m benchmarks recovery [--db postgresql|mysql|sqlite] [--kills 20] [--database NAME]
 
 ``run W5`` without ``--db`` runs the whole matrix (1, 2 and 4 workers on PostgreSQL and
 MariaDB, 1 on SQLite), each database in its own child process. ``admin`` times the admin
@@ -188,12 +188,13 @@ def main(argv: list[str] | None = None) -> None:
     rec = sub.add_parser("recovery", help="recovery after kill -9, default settings")
     rec.add_argument("--db", choices=DBS, default="postgresql")
     rec.add_argument("--kills", type=_positive, default=20)
+    rec.add_argument("--database", default="cadence_recovery", help="made afresh")
     args = parser.parse_args(argv)
 
     if args.command == "recovery":
         from .recovery import main as recovery
 
-        recovery(["--db", args.db, "--kills", str(args.kills)])
+        recovery(["--db", args.db, "--kills", str(args.kills), "--database", args.database])
     elif args.command == "run":
         if args.workload == "W5" and args.db is None:
             _w5_matrix(args)

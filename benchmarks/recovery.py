@@ -7,7 +7,7 @@ Each round: a victim worker claims a try of a one-shot schedule (a 3 s sleep), a
 worker is started beside it and logs that it runs, the victim is SIGKILLed, and the time from
 the kill to the recovery write (polled every 10 ms) is recorded. On SQLite the survivor is
 started after the kill (one engine per file): the figure includes its start. The database
-``cadence_recovery`` is made afresh; logs go to a temporary folder.
+(``--database``, default ``cadence_recovery``) is made afresh; logs go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -83,9 +83,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m benchmarks recovery")
     parser.add_argument("--db", default="postgresql", choices=("postgresql", "mysql", "sqlite"))
     parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--database", default=DB_NAME, help="made afresh (servers only)")
     args = parser.parse_args(argv)
     logs = Path(tempfile.mkdtemp(prefix="cadence-recovery-"))
-    name = str(logs / "db.sqlite3") if args.db == "sqlite" else DB_NAME
+    name = str(logs / "db.sqlite3") if args.db == "sqlite" else args.database
     env = {**os.environ, **setup_django(args.db, name), "PYTHONUNBUFFERED": "1"}
     env["CADENCE_TEST_OVERRIDES"] = "{}"  # default settings
     reset_database(args.db, name)

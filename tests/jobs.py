@@ -6,6 +6,7 @@ Module-level, simple and deterministic, so a child process can import them by pa
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -74,6 +75,28 @@ def sleep_for(seconds: float, context: Any = None) -> str:
         else:
             time.sleep(min(left, 0.05))
     return "done"
+
+
+def record_span(directory: str, seconds: float, context: Any) -> str:
+    """Run ``seconds`` (stopping early once cancelled) and record this execution in a file
+    of its own in ``directory``: its start first, then its end and whether it saw its cancel.
+
+    Execution guarantees (never two at once, never twice) are counted from these files, which
+    the job writes itself, not from the rows the engine writes.
+    """
+    path = Path(directory) / f"{uuid.uuid4().hex}.json"
+    span: dict[str, Any] = {
+        "schedule": context.schedule_name,
+        "key": context.idempotency_key,
+        "try": context.try_number,
+        "pid": os.getpid(),
+        "start": time.time(),
+    }
+    path.write_text(json.dumps(span))
+    outcome = sleep_for(seconds, context)
+    span.update(end=time.time(), cancelled=outcome == "cancelled")
+    path.write_text(json.dumps(span))
+    return outcome
 
 
 def fail_n_times(n: int, key: str, context: Any) -> str:

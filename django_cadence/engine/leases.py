@@ -12,7 +12,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -37,6 +37,7 @@ def claim(
     worker: str,
     slots: int,
     due_by: datetime | None = None,
+    busy: Busy | None = None,
 ) -> list[Claim]:
     """Claim up to ``slots`` attempts ready by ``due_by`` (default ``now``) for ``worker``.
 
@@ -45,6 +46,9 @@ def claim(
     instant read before could be earlier than the finish of the try this one waited for
     (the previous try of a serial schedule, committed while the claim waited for a lock or
     for its snapshot), and the history would show two tries of it overlapping.
+
+    ``busy`` names what still runs in this worker's threads: a try taken from it may be
+    running yet, and this worker never starts its attempt (or its serial schedule) again.
     """
     if slots <= 0:
         return []
@@ -60,7 +64,7 @@ def claim(
         )
         if not candidates:
             return []
-        chosen = _choose(candidates, slots)
+        chosen = _choose(candidates, slots, busy or Busy(set(), set()))
         if not chosen:
             return []
         claims = _start_tries(using, chosen, worker, clock())
@@ -162,15 +166,25 @@ def _next_in_line() -> Q:
     return Q(schedule__overlap="allow") | (~Exists(running) & ~Exists(earlier))
 
 
-def _choose(candidates: list[Any], slots: int) -> list[Any]:
-    """Pick attempts to start: any number per ``allow`` schedule, one per serial schedule.
+class Busy(NamedTuple):
+    """What runs in a worker's own threads, held or lost (taken from it, not yet ended)."""
+
+    attempts: set[int]
+    schedules: set[int]
+
+
+def _choose(candidates: list[Any], slots: int, busy: Busy) -> list[Any]:
+    """Pick attempts to start: any number per ``allow`` schedule, one per serial schedule,
+    none that this worker still runs (``busy``).
 
     The read passes at most one attempt per serial schedule (any later one has an earlier
     one pending); a batch holds to that whatever the read returns.
     """
-    serial_taken: set[int] = set()
+    serial_taken: set[int] = set(busy.schedules)
     chosen = []
     for attempt in candidates:
+        if attempt.id in busy.attempts:
+            continue
         if policies.is_serial(attempt.schedule_overlap):
             if attempt.schedule_id in serial_taken:
                 continue
@@ -198,20 +212,41 @@ def release(claims: list[Claim], now: datetime) -> int:
     return released
 
 
-def renew(claims: list[Claim], now: datetime, *, worker: str) -> set[int]:
-    """One statement renews every lease this worker holds; returns ids asked to cancel."""
+class Renewal(NamedTuple):
+    """What a lease renewal learned: tries asked to stop, and tries no longer this worker's."""
+
+    revoked: set[int]  # attempt ids whose cancellation was requested
+    lost: set[str]  # claim tokens that matched no row: recovered, fenced out (invariant 3)
+
+
+def renew(claims: list[Claim], now: datetime, *, worker: str) -> Renewal:
+    """One statement renews every lease this worker holds, by claim token (the fence).
+
+    It also re-asserts them after a cut session or a pause: a try whose row it no longer
+    matches was taken from this worker, which must stop it at once (design.md, "Lost
+    workers"). Finding which costs a third statement, only when fewer rows were renewed.
+    """
     if not claims:
-        return set()
+        return Renewal(set(), set())
     tokens = [c.token for c in claims]
     # By primary key: MariaDB would otherwise find the rows through an index on status and
     # lock every running row it reads, other workers' included, and deadlock with a recovery
     # that is updating a lost worker's rows (InnoDB error 1213).
     ids = [c.attempt_id for c in claims]
-    Attempt.objects.filter(
+    renewed = Attempt.objects.filter(
         pk__in=ids, status=Status.RUNNING, worker=worker, claim_token__in=tokens
     ).update(lease_until=now + cadence_settings.LEASE)
-    return set(
+    lost: set[str] = set()
+    if renewed < len(claims):
+        held = set(
+            Attempt.objects.filter(
+                pk__in=ids, status=Status.RUNNING, worker=worker, claim_token__in=tokens
+            ).values_list("claim_token", flat=True)
+        )
+        lost = set(tokens) - held
+    revoked = set(
         Attempt.objects.filter(
             pk__in=ids, status=Status.RUNNING, claim_token__in=tokens, cancel_requested=True
         ).values_list("id", flat=True)
     )
+    return Renewal(revoked, lost)

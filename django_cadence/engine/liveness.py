@@ -3,10 +3,12 @@
 Each worker holds, on a connection of its own for its whole life, a session-scoped lock
 (``pg_try_advisory_lock`` on PostgreSQL, ``GET_LOCK`` on MariaDB and MySQL). The server frees
 it the moment the session ends: the process was killed, its host went away, or the
-connection was cut. The other workers ask the server which locks are still held and recover
-the running attempts of a worker whose lock is gone at once, through the same fenced path as
-an expired lease (:mod:`.recovery`). Leases stay, for a worker that is alive but stuck and for
-databases without session locks.
+connection was cut. A worker whose session was cut or whose server restarted lives on,
+though: it takes its lock again and re-asserts its tries, and the other workers recover a
+worker's running attempts only once its lock has stayed gone for a while they were connected
+themselves (:mod:`.lost_workers`), through the same fenced path as an expired lease
+(:mod:`.recovery`). Leases stay, for a worker that is alive but stuck and for databases
+without session locks.
 
 Behind a transaction-pooling proxy (PgBouncer in transaction mode) a session is not a client,
 so ``CADENCE_SESSION_LIVENESS = False`` turns this off and leases alone decide.
@@ -77,17 +79,27 @@ class SessionLock:
 
 def lost_workers(workers: Collection[str], using: str = "default") -> set[str]:
     """Of ``workers``, those registered with a session lock that the server no longer sees
-    held (two statements, made only when some other worker has running attempts)."""
-    if not workers:
-        return set()
-    locked = set(
-        Worker.objects.filter(worker_id__in=list(workers), session_lock=True).values_list(
-            "worker_id", flat=True
+    held (two statements)."""
+    gone, _ = look(workers, None, using)
+    return gone
+
+
+def look(others: Collection[str], me: str | None, using: str = "default") -> tuple[set[str], bool]:
+    """Which of ``others`` (registered with a session lock) the server no longer sees holding
+    it, and whether it still sees ``me`` holding mine (True without ``me``): one statement
+    asks about all of them, after one read of the registry when there are others."""
+    locked: set[str] = set()
+    if others:
+        locked = set(
+            Worker.objects.filter(worker_id__in=list(others), session_lock=True).values_list(
+                "worker_id", flat=True
+            )
         )
-    )
-    if not locked:
-        return set()
-    return locked - store.of(using).held_session_locks(sorted(locked))
+    names = locked | ({me} if me else set())
+    if not names:
+        return set(), True
+    held = store.of(using).held_session_locks(sorted(names))
+    return locked - held, me is None or me in held
 
 
 def still_held(worker_id: str, using: str = "default") -> bool:

@@ -40,6 +40,8 @@ def default_worker_id() -> str:
 
 # How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
 FINISH_WINDOW = 0.002
+# A wait that overran by this many seconds means the process was paused (SIGSTOP, a frozen VM).
+PAUSE = 1.0
 
 
 class Engine:
@@ -73,10 +75,11 @@ class Engine:
             self.concurrency,
             inline=inline,
             wake=self._wake,
-            on_lost=self._lost_workers.check_own_lock,
+            on_lost=self._lost_workers.check_soon,
         )
         self.connection = EngineConnection(using)
         self._next_heartbeat: datetime | None = None
+        self._renewed_at = time.monotonic()  # the last lease renewal, on the monotonic clock
         self._due = next_event.DueWatch()
         self._overdue = OverdueWatch()
         self._registered = False
@@ -89,32 +92,37 @@ class Engine:
         """One pass of the engine; returns the seconds it may sleep before the next."""
         reset_queries()
         now = self.clock.now()
+        self._renew_after_a_pause()
         self.tries.record_finished()
         self.tries.release_waited_too_long()
         self.tries.enforce_timeouts(now)
         self._check_stuck(now)
         self._heartbeat(now)
-        self._lost_workers.probe(now, has_tries=bool(self.tries))
+        self._watch_liveness(now)
         self.claimed_last_tick = 0
         if self.claiming:
-            due_by = min(now, self.due_by) if self.due_by else now
-            plan = self._due.must_plan(due_by)
-            while True:
-                more = plan and planner.plan_due(due_by).more
-                # Start what is planned before planning the next batch of a large backlog.
-                self._claim_and_start(due_by)
-                if not more:
-                    break
-            if plan:
-                self._due.planned()
-            self._overdue.probe(now)
-            if self.inline:
-                self.tries.record_finished()
+            self._plan_and_claim(now)
         return self._sleep_seconds(self.clock.now())
+
+    def _plan_and_claim(self, now: datetime) -> None:
+        """Plan what is due (in batches on a backlog) and start what is ready."""
+        due_by = min(now, self.due_by) if self.due_by else now
+        plan = self._due.must_plan(due_by)
+        while True:
+            more = plan and planner.plan_due(due_by).more
+            # Start what is planned before planning the next batch of a large backlog.
+            self._claim_and_start(due_by)
+            if not more:
+                break
+        if plan:
+            self._due.planned()
+        self._overdue.probe(now)
+        if self.inline:
+            self.tries.record_finished()
 
     def _claim_and_start(self, due_by: datetime) -> None:
         """Claim and start batches while slots are free and attempts are ready."""
-        if not self._lost_workers.may_claim(has_tries=bool(self.tries)):
+        if not self._lost_workers.may_claim():
             return
         while True:
             slots = self.tries.capacity() - len(self.tries)
@@ -122,8 +130,16 @@ class Engine:
                 return
             # The clock, not an instant: a try's started_at, lease and deadline count from
             # the moment its row is locked.
-            claims = leases.claim(self.clock.now, worker=self.worker_id, slots=slots, due_by=due_by)
+            claims = leases.claim(
+                self.clock.now,
+                worker=self.worker_id,
+                slots=slots,
+                due_by=due_by,
+                busy=self.tries.running_here(),
+            )
             self.claimed_last_tick += len(claims)
+            if claims:
+                self._lost_workers.started_tries(self.clock.now())
             for claim in claims:
                 self.tries.start(claim)
             if self.inline:
@@ -151,6 +167,16 @@ class Engine:
             logger.error(self.unhealthy)
             self.claiming = False
 
+    def _renew_after_a_pause(self) -> None:
+        """A pause longer than the renewal period (a frozen process, a stop-the-world
+        collection) may have cost this worker its tries: renew now to learn which."""
+        paused = time.monotonic() - self._renewed_at > self._renewal_period()
+        if paused and self.tries:
+            self._next_heartbeat = None
+
+    def _renewal_period(self) -> float:
+        return cadence_settings.LEASE.total_seconds() / 3
+
     def _heartbeat(self, now: datetime) -> None:
         if self._next_heartbeat and now < self._next_heartbeat:
             return
@@ -163,8 +189,20 @@ class Engine:
                 stuck_threads=self.tries.stuck.count(now),
                 stuck_since=self.tries.stuck.since(now),
             )
-        revoked = leases.renew(self.tries.claims(), now, worker=self.worker_id)
-        self.tries.cancel_revoked(revoked)
+        self._renew(now)
+
+    def _renew(self, now: datetime) -> None:
+        """Renew (and so re-assert) every lease held; stop the tries it no longer holds."""
+        renewal = leases.renew(self.tries.claims(), now, worker=self.worker_id)
+        self._renewed_at = time.monotonic()
+        self.tries.cancel_revoked(renewal.revoked)
+        self.tries.lose(renewal.lost, "its lease was taken over")
+
+    def _watch_liveness(self, now: datetime) -> None:
+        """Recover lost workers' attempts; re-assert this worker's tries when it has just
+        taken its session lock again."""
+        if self._lost_workers.probe(now, has_tries=bool(self.tries)):
+            self._renew(now)
 
     def _sleep_seconds(self, now: datetime) -> float:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""
@@ -279,7 +317,9 @@ class Engine:
                     "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
                 )
                 self.connection.close()
-                delay, backoff = backoff, min(backoff * 2, 10.0)
+                self._lost_workers.disconnected()
+                cap = self._lost_workers.backoff_cap(has_tries=bool(self.tries))
+                delay, backoff = backoff, min(backoff * 2, cap)
                 # A real back-off: wake-ups (a finished try, the listener's reconnects) need
                 # the database too, so they do not cut it short; only a stop signal does.
                 stop.wait(delay)
@@ -297,7 +337,11 @@ class Engine:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
-            self._wake.wait(min(remaining, 0.25))
+            step = min(remaining, 0.25)
+            before = time.monotonic()
+            self._wake.wait(step)
+            if time.monotonic() - before > step + PAUSE:
+                return  # the process was paused: tick now (``_renew_after_a_pause``)
         if self._wake.is_set():
             self._gather_finishes(stop)
 

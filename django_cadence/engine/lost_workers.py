@@ -1,9 +1,13 @@
 """One engine's part in recovering lost workers' attempts, and in proving its own liveness.
 
-The engine holds its session lock from start to stop (where the database has session
-locks), probes for lost workers on every tick that is due for it (every half second while
-another worker runs attempts, else every second), and stops claiming while its own lock
-session is gone, until the tries that ran under it have ended and a new lock is held.
+Dead, not merely disconnected (docs/design.md, "Lost workers"): a worker whose lock session
+ended may live on (its connection was cut, the server restarted), so a lock seen gone once
+proves nothing. This engine recovers another worker's running attempts only when it has seen
+that worker's lock gone for ``LIVENESS_WINDOW`` (two probes at least) while it was itself
+connected; after its own reconnect, or the loss of its own lock (a server restart ends every
+session), it trusts no such sighting, nor any expired lease, for ``RESTART_WINDOW``. A live
+worker that lost its lock takes it again at its next probe and re-asserts the tries it holds
+(the engine renews their leases by claim token), well within those windows.
 """
 
 from __future__ import annotations
@@ -20,10 +24,19 @@ from . import liveness, recovery
 
 logger = logging.getLogger("django_cadence.engine")
 
-# How often the recovery read runs; every half second while another worker with a session
-# lock runs attempts, so that its death is seen within a second.
+# How often the recovery read runs: every half second while another worker with a session
+# lock runs attempts, or this one holds tries (its own lock may be cut), else every second.
 RECOVERY_PROBE = timedelta(seconds=1)
 LIVENESS_PROBE = timedelta(seconds=0.5)
+# How long another worker's lock must be seen gone, by probes of a connected engine, before
+# its running attempts are recovered: a cut worker finds out and takes it again within a probe.
+LIVENESS_WINDOW = timedelta(seconds=1)
+# After this engine's own reconnect, how long it trusts no sighting of a lost lock and no
+# expired lease: longer than a worker's reconnect backoff while it holds tries
+# (``RECONNECT_BACKOFF_HOLDING``), so that a live worker is back, locked and re-asserted first.
+RESTART_WINDOW = timedelta(seconds=5)
+RECONNECT_BACKOFF_HOLDING = 1.0
+RECONNECT_BACKOFF_IDLE = 10.0
 
 
 class LostWorkerWatch:
@@ -32,8 +45,12 @@ class LostWorkerWatch:
         self.using = using
         self.session_lock: liveness.SessionLock | None = None  # None: leases alone
         self.next_probe: datetime | None = None
-        self.others_running = False  # another worker with a session lock runs attempts
-        self._lock_lost = False  # the server cut the lock's session: claim nothing for now
+        self.watching = False  # probing every half second (see ``RECOVERY_PROBE``)
+        self.gone_since: dict[str, datetime] = {}  # other workers seen without their lock
+        self.trusted_from: datetime | None = None  # no sighting counts before it
+        self._reconnected = False  # the engine's connection broke: distrust at next probe
+        self._lock_lost = False  # this worker's own lock is gone and not yet taken again
+        self._verify = False  # look at its own lock before it claims (after a reconnect)
 
     def start(self, now: datetime) -> None:
         """Before the first claim: hold this worker's session lock where the database has
@@ -52,50 +69,95 @@ class LostWorkerWatch:
         if self.session_lock:
             self.session_lock.release()
 
+    def disconnected(self) -> None:
+        """The engine lost its connection (a server restart, a cut): see ``RESTART_WINDOW``.
+        Its own lock may be gone too: it looks before it claims again."""
+        self._reconnected = True
+        self.check_soon()
+
+    def check_soon(self) -> None:
+        """Probe (its own lock too) at the next tick, and claim nothing before."""
+        self.next_probe = None
+        self._verify = self.session_lock is not None
+
+    def started_tries(self, now: datetime) -> None:
+        """Tries were claimed: from now on, watch this worker's own lock every half second
+        (a lock cut while it was idle is found before the others take it for dead)."""
+        if self.session_lock is not None and not self.watching:
+            self.watching = True
+            soon = now + LIVENESS_PROBE
+            self.next_probe = min(self.next_probe, soon) if self.next_probe else soon
+
     def wake_at(self) -> datetime | None:
         """When the engine must tick again for the next probe; None: no hurry."""
-        return self.next_probe if self.others_running else None
+        return self.next_probe if self.watching else None
 
-    def probe(self, now: datetime, *, has_tries: bool) -> None:
-        """Recover the running attempts of lost workers: a session lock the server no longer
-        sees, or a lease that ran out. One read when nothing runs anywhere."""
+    def backoff_cap(self, *, has_tries: bool) -> float:
+        """The longest reconnect backoff: short while tries are held, so that the worker
+        is back, locked and re-asserted within the other workers' ``RESTART_WINDOW``."""
+        return RECONNECT_BACKOFF_HOLDING if has_tries else RECONNECT_BACKOFF_IDLE
+
+    def may_claim(self) -> bool:
+        """False while this worker's own lock is gone and not yet taken again, or not yet
+        looked at since a reconnect."""
+        return not (self._lock_lost or self._verify)
+
+    def probe(self, now: datetime, *, has_tries: bool) -> bool:
+        """Recover the running attempts of lost workers (a lock gone for the liveness window,
+        or a lease that ran out), and watch this worker's own lock. True when it has just
+        taken its lock again: the engine must re-assert its tries now."""
         if self.next_probe and now < self.next_probe:
-            return
+            return False
+        if self._reconnected:
+            self._distrust(now)
         running = recovery.running_by_worker()
         others = [worker for worker in running if worker != self.worker_id]
-        self.others_running = bool(others) and self.session_lock is not None
-        self.next_probe = now + (LIVENESS_PROBE if self.others_running else RECOVERY_PROBE)
-        lost: set[str] = set()
-        if self.session_lock is not None:
-            lost = liveness.lost_workers(others, self.using) if others else set()
-            if self.worker_id in running or has_tries:
-                self.check_own_lock()  # its tries may have been recovered already
+        mine = has_tries or self.worker_id in running or self._lock_lost or self._verify
+        locked = self.session_lock is not None
+        self.watching = locked and bool(others or mine)
+        self.next_probe = now + (LIVENESS_PROBE if self.watching else RECOVERY_PROBE)
+        retaken = False
+        gone: set[str] = set()
+        if self.watching:
+            gone, held = liveness.look(others, self.worker_id, self.using)
+            self._verify = False
+            if not held or self._lock_lost:
+                retaken = self._take_lock_again(now)
+        lost = self._lost(gone, now)
+        trusted = self.trusted_from is None or now >= self.trusted_from
         cutoff = now - cadence_settings.RECOVERY_GRACE
-        if lost or any(lease and lease < cutoff for lease in running.values()):
-            recovery.recover(now, lost_workers=lost)
+        expired = trusted and any(lease and lease < cutoff for lease in running.values())
+        if lost or expired:
+            recovery.recover(now, lost_workers=lost, confirm=self._still_lost)
+        return retaken
 
-    def check_own_lock(self) -> None:
-        """The server may have cut this worker's lock session while the worker lives on: its
-        tries are then recovered by others and their writes here refused (fenced). Say so,
-        and claim nothing until those tries have ended and a new lock is held, so that its
-        next tries are not taken for a dead worker's."""
-        if self.session_lock is None or self._lock_lost:
-            return
-        if liveness.still_held(self.worker_id, self.using):
-            return
-        logger.warning(
-            "session lock lost worker=%s: its running tries may be recovered by other "
-            "workers and their results refused; taking a new lock once they end",
-            self.worker_id,
-        )
-        self._lock_lost = True
+    def _lost(self, gone: set[str], now: datetime) -> set[str]:
+        """The workers seen without their lock for the liveness window, by trusted probes."""
+        if self.trusted_from is not None and now < self.trusted_from:
+            self.gone_since.clear()
+            return set()
+        self.gone_since = {w: self.gone_since.get(w, now) for w in gone}
+        return {w for w, since in self.gone_since.items() if now - since >= LIVENESS_WINDOW}
 
-    def may_claim(self, *, has_tries: bool) -> bool:
-        """True unless this worker's lock was lost and is not yet taken again (it is, once
-        the tries that ran under the lost one have ended)."""
+    def _still_lost(self, workers: set[str]) -> set[str]:
+        return liveness.lost_workers(workers, self.using)
+
+    def _distrust(self, now: datetime) -> None:
+        self._reconnected = False
+        self.gone_since.clear()
+        self.trusted_from = now + RESTART_WINDOW
+
+    def _take_lock_again(self, now: datetime) -> bool:
+        """This worker's lock session ended while it lives on: take a new one. Its own end
+        may have been a server restart, which ended every other worker's session too."""
         if not self._lock_lost:
-            return True
-        if has_tries or self.session_lock is None or not self.session_lock.acquire():
+            logger.warning(
+                "session lock lost worker=%s: taking it again and re-asserting its tries",
+                self.worker_id,
+            )
+            self._lock_lost = True
+            self._distrust(now)
+        if self.session_lock is None or not self.session_lock.acquire():
             return False
         self._lock_lost = False
         logger.info("session lock taken again worker=%s", self.worker_id)

@@ -14,7 +14,7 @@ the backoff ladder and dead-lettered after ``CADENCE_MAX_RECOVERIES``, its last 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -59,9 +59,16 @@ def recover(
     lost_workers: Collection[str] = (),
     everything: bool = False,
     batch_size: int = 200,
+    confirm: Callable[[set[str]], set[str]] | None = None,
 ) -> int:
     """Recover the running attempts of ``lost_workers``, those whose lease expired, or with
-    ``everything`` all running attempts (an engine that alone may run them is starting)."""
+    ``everything`` all running attempts (an engine that alone may run them is starting).
+
+    ``confirm`` asks again, once the rows are locked, which of the lost workers are still
+    lost: one that took its lock again meanwhile re-asserts its tries by these rows, and
+    either its re-assertion came first (it is seen holding its lock, its rows are left
+    alone) or it waits for this write and finds its tries gone.
+    """
     lost = set(lost_workers)
     match = Q(lease_until__lt=now - cadence_settings.RECOVERY_GRACE)
     if lost:
@@ -75,6 +82,11 @@ def recover(
             .select_for_update(skip_locked=True)
             .select_related("schedule")[:batch_size]
         )
+        if lost and confirm is not None and found:
+            still = confirm({a.worker for a in found if a.worker in lost})
+            expired = now - cadence_settings.RECOVERY_GRACE
+            found = [a for a in found if a.worker in still or _expired(a, expired)]
+            lost &= still
         recovered = [_Recovered.of(a, now, _cause(a, lost, everything)) for a in found]
         if found:
             Attempt.objects.bulk_update(found, _WRITTEN)
@@ -84,6 +96,10 @@ def recover(
         if r.reason is not None:
             maybe_pause(r.attempt.schedule_id, r.attempt.schedule.pause_after_failures)
     return len(found)
+
+
+def _expired(attempt: Attempt, cutoff: datetime) -> bool:
+    return attempt.lease_until is not None and attempt.lease_until < cutoff
 
 
 _WRITTEN = (

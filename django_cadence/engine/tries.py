@@ -66,10 +66,13 @@ class HeldTries:
         self.concurrency = concurrency
         self.inline = inline  # run each try on the engine's thread as it is started
         self.wake = wake  # set when a try finishes
-        self.on_lost = on_lost  # a try found its lease taken over
+        self.on_lost = on_lost  # a fenced write of a try matched nothing
         # By claim token, not attempt: a try whose attempt was recovered from under it (its
         # session cut) may still be running here when this worker claims the attempt again.
         self.held: dict[str, Held] = {}
+        # Tries taken from this worker (``lose``) whose threads may still run: never recorded,
+        # and their attempts (and serial schedules) not claimed again here until they end.
+        self.lost: dict[str, Held] = {}
         self.queued: deque[Held] = deque()  # claimed ahead, waiting for a thread
         self.busy = 0  # threads running a try (or about to take a queued one)
         self.runtime_avg: float | None = None  # moving average of the tries' run time
@@ -193,6 +196,41 @@ class HeldTries:
             self._done.append((claim, result))
         self.wake.set()
 
+    # --- lost tries -----------------------------------------------------------------------
+
+    def lose(self, tokens: Iterable[str], why: str) -> None:
+        """These tries are no longer this worker's (recovered by another, fenced out): stop
+        them at once (a process-isolated try is killed, a thread's try sees
+        ``context.cancelled``), log it once each, and never record their result."""
+        for token in tokens:
+            held = self.held.pop(token, None)
+            if held is None:
+                continue
+            claim = held.claim
+            claim.cancel_event.set()
+            with self._queue_lock:
+                if any(waiting is held for waiting in self.queued):
+                    self.queued = deque(w for w in self.queued if w is not held)
+                    held.done = None  # never started: nothing runs
+            if held.done is not None and not held.done.is_set():
+                self.lost[token] = held
+            logger.warning(
+                "attempt lost id=%s schedule=%s try=%s: %s; stopping it, its result will not "
+                "be recorded",
+                claim.attempt_id,
+                escape_control(claim.schedule_name),
+                claim.tries,
+                why,
+            )
+
+    def running_here(self) -> leases.Busy:
+        """The attempts, and schedules, that this worker's threads may still be running."""
+        for token, held in list(self.lost.items()):
+            if held.done is None or held.done.is_set():
+                del self.lost[token]
+        running = [held.claim for held in (*self.held.values(), *self.lost.values())]
+        return leases.Busy({c.attempt_id for c in running}, {c.schedule_id for c in running})
+
     # --- handing back and writing outcomes ----------------------------------------------
 
     def release_waited_too_long(self) -> None:
@@ -241,13 +279,17 @@ class HeldTries:
         successes = []
         for claim, result in batch:
             if claim.token not in self.held:
-                continue  # timed out meanwhile (recorded as failed), or recorded already
+                # Timed out meanwhile (recorded as failed), recorded already, or lost.
+                self.lost.pop(claim.token, None)
+                continue
             if result.kind == "ok" and not result.committed and not claim.cancel_event.is_set():
                 successes.append((claim, result.value))
             else:
                 self._record(claim, result, now)
                 self.held.pop(claim.token, None)
-        outcomes.record_successes(successes, now)
+        landed = outcomes.record_successes(successes, now)
+        if len(landed) < len(successes):
+            self.on_lost()  # fenced out: its lock may be gone too
         for claim, _ in successes:
             self.held.pop(claim.token, None)
         with self._done_lock:
@@ -266,9 +308,11 @@ class HeldTries:
             self.on_lost()
             return
         if claim.cancel_event.is_set():
-            outcomes.record_cancelled(claim, now, "cancelled: replaced by a newer occurrence")
+            written = outcomes.record_cancelled(
+                claim, now, "cancelled: replaced by a newer occurrence"
+            )
         else:
-            outcomes.record_failure(
+            status = outcomes.record_failure(
                 claim,
                 result.error,
                 now,
@@ -276,6 +320,9 @@ class HeldTries:
                 reason=result.reason,
                 outcome_known=result.outcome_known,
             )
+            written = status is not None
+        if not written:
+            self.on_lost()  # fenced out: its lock may be gone too
 
     def enforce_timeouts(self, now: datetime) -> None:
         """Fail the tries past their deadline; their threads are told to stop.

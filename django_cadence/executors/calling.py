@@ -37,7 +37,9 @@ class AttemptContext:
 
     @property
     def cancelled(self) -> bool:
-        """Set on timeout or replacement; a long job should poll it and return early."""
+        """True once the try must stop: it timed out, was cancelled or replaced, or its
+        worker lost its claim on it. A job in a thread cannot be killed: a long one polls
+        this (or waits on ``cancel_event``) and returns early."""
         return self.cancel_event.is_set()
 
     def mark_uncertain(self, reason: str = "") -> None:

@@ -206,27 +206,52 @@ def test_a_queued_try_is_not_timed_out_before_it_starts(schedule_at, clock, thre
     assert Attempt.objects.get(pk=queued.claim.attempt_id).status == "succeeded"
 
 
-def test_a_try_recovered_from_under_its_worker_does_not_hide_the_attempts_next_try(
-    schedule_at, clock, threaded_engine, gate
+def test_a_worker_never_starts_again_an_attempt_still_running_in_its_own_thread(
+    schedule_at, clock, threaded_engine, gate, caplog
 ):
-    """A worker whose session was cut may claim again, at once, the attempt another worker
-    recovered from under it, while its first try still runs. The first try's refused write
-    must not make the worker forget the second (held tries are keyed by claim token)."""
+    """docs/design.md, "Lost workers": a try recovered from under its worker (its session
+    cut, its process paused) may still run in a thread there. The worker never claims the
+    attempt beside it; its next renewal finds the try lost and stops it (logged once, its
+    result never recorded); once the thread has ended the attempt may run here again."""
     engine = threaded_engine(concurrency=2)
-    (schedule,) = gated_schedules(engine, schedule_at, 1)
+    gated_schedules(engine, schedule_at, 1)
     clock.advance(MINUTE)
     engine.tick()
     wait_until(lambda: jobs.CALLS == ["g0"])
-    attempt = Attempt.objects.get()
-    # Recovered by another worker, then claimed again here: the second try runs another job.
+    (first,) = engine.tries.claims()
     assert recovery.recover(clock.now(), lost_workers={engine.worker_id}) == 1
-    schedule.__class__.objects.filter(pk=schedule.pk).update(
-        executor="tests.jobs.sleep_for", payload={"seconds": 0.3}
-    )
     engine.tick()
-    assert engine.in_flight == 2
-    gate.set()  # the first try ends first; its success is refused (lost)
+    assert (engine.in_flight, Attempt.objects.get().status) == (1, "pending")
+
+    clock.advance(seconds=11)  # the next renewal (a third of the 30 s lease)
+    engine.tick()
+    assert first.cancel_event.is_set()
+    assert (engine.in_flight, Attempt.objects.get().status) == (0, "pending")
+    assert caplog.text.count("attempt lost") == 1
+
+    gate.set()  # the lost try ends; its success is never written
+    wait_until(lambda: not engine.tries.running_here().attempts)
+    engine.tick()
     wait_for_threads(engine)
     engine.tick()
-    attempt.refresh_from_db()
-    assert (attempt.status, attempt.tries, engine.in_flight) == ("succeeded", 2, 0)
+    attempt = Attempt.objects.get()
+    assert (attempt.status, attempt.tries, jobs.CALLS) == ("succeeded", 2, ["g0", "g0"])
+    assert [entry["result"] for entry in attempt.history] == ["lost", "succeeded"]
+    assert caplog.text.count("attempt lost") == 1
+
+
+def test_a_lost_process_isolated_try_has_its_child_killed(schedule_at, clock, threaded_engine):
+    """docs/design.md, "Lost workers": a thread cannot be killed, a child process can."""
+    engine = threaded_engine(concurrency=1)
+    schedule_at(executor="tests.jobs.process_sleep", payload={"seconds": 60}, interval=MINUTE)
+    engine.tick()
+    clock.advance(MINUTE)
+    engine.tick()
+    (held,) = engine.tries.held.values()
+    assert recovery.recover(clock.now(), lost_workers={engine.worker_id}) == 1
+    clock.advance(seconds=11)  # the next renewal finds the try lost
+    engine.tick()
+    assert held.done.wait(30)  # its child was killed: the 60 s sleep did not run out
+    engine.tries.record_finished()
+    attempt = Attempt.objects.get()
+    assert (attempt.status, [e["result"] for e in attempt.history]) == ("pending", ["lost"])

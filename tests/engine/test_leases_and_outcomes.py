@@ -76,7 +76,9 @@ def test_runner_fencing_a_worker_that_lost_its_lease_changes_nothing(
     assert outcomes.record_success(stale, {"from": "w1"}, clock.now()) is False
     assert outcomes.record_failure(stale, "late failure", clock.now()) is None
     assert outcomes.record_cancelled(stale, clock.now(), "late") is False
-    assert leases.renew([stale], clock.now() + timedelta(hours=1), worker="w1") == set()
+    # Its renewal re-asserts nothing and names the lost try (docs/design.md, "Lost workers").
+    renewal = leases.renew([stale], clock.now() + timedelta(hours=1), worker="w1")
+    assert renewal == leases.Renewal(revoked=set(), lost={stale.token})
     assert leases.release([stale], clock.now()) == 0
     attempt.refresh_from_db()
     assert (attempt.status, attempt.worker, attempt.claim_token) == ("running", "w2", fresh.token)
@@ -204,7 +206,7 @@ def test_runner_heartbeat_renews_every_lease_in_one_statement(
     claims = leases.claim(clock.now(), worker="w1", slots=8)
     later = clock.advance(seconds=20)
     with django_assert_num_queries(2):  # renew + read cancel requests
-        assert leases.renew(claims, later, worker="w1") == set()
+        assert leases.renew(claims, later, worker="w1") == leases.Renewal(set(), set())
     assert set(Attempt.objects.values_list("lease_until", flat=True)) == {
         later + timedelta(seconds=30)
     }

@@ -81,3 +81,114 @@ def test_recoveries_back_off_after_the_first_and_keep_the_jobs_error(schedule_at
 
 def key_of(attempt):
     return idempotency_key(attempt.schedule_id, attempt.occurrence_at, attempt.trigger)
+
+
+# --- dead, not merely disconnected (docs/design.md, "Lost workers") -------------------------
+
+servers_only = pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: servers")
+
+
+@pytest.fixture
+def watch(clock):
+    """The lost-worker watch of a survivor holding its own session lock."""
+    from django_cadence.engine.lost_workers import LostWorkerWatch
+
+    survivor = LostWorkerWatch("w-survivor")
+    survivor.start(clock.now())
+    assert survivor.session_lock is not None
+    workers.register("w-survivor", clock.now(), concurrency=1, session_lock=True)
+    yield survivor
+    survivor.stop()
+
+
+def running_on_a_worker_without_its_lock(schedule_at, clock, worker="w-gone"):
+    _, claim = running_attempt(schedule_at, clock, worker=worker)
+    workers.register(worker, clock.now(), concurrency=1, session_lock=True)
+    return claim
+
+
+@servers_only
+def test_a_lock_seen_gone_once_is_not_death_its_attempts_wait_for_the_window(
+    schedule_at, clock, watch
+):
+    from django_cadence.engine.lost_workers import LIVENESS_PROBE, LIVENESS_WINDOW
+
+    claim = running_on_a_worker_without_its_lock(schedule_at, clock)
+    seen = []
+    for _ in range(3):
+        watch.probe(clock.now(), has_tries=False)
+        seen.append(Attempt.objects.get(pk=claim.attempt_id).status)
+        clock.advance(LIVENESS_PROBE)
+    assert LIVENESS_WINDOW == 2 * LIVENESS_PROBE
+    assert seen == ["running", "running", "pending"]  # recovered on the third probe, 1 s on
+
+
+@servers_only
+def test_a_worker_that_takes_its_lock_again_within_the_window_keeps_its_attempts(
+    schedule_at, clock, watch
+):
+    claim = running_on_a_worker_without_its_lock(schedule_at, clock)
+    watch.probe(clock.now(), has_tries=False)  # seen gone
+    back = liveness.SessionLock("w-gone")
+    assert back.acquire()  # it came back
+    try:
+        for _ in range(4):
+            clock.advance(seconds=0.5)
+            watch.probe(clock.now(), has_tries=False)
+        assert Attempt.objects.get(pk=claim.attempt_id).status == "running"
+    finally:
+        back.release()
+
+
+@servers_only
+def test_after_its_own_reconnect_a_survivor_trusts_no_sighting_for_the_restart_window(
+    schedule_at, clock, watch
+):
+    from django_cadence.engine.lost_workers import LIVENESS_WINDOW, RESTART_WINDOW
+
+    claim = running_on_a_worker_without_its_lock(schedule_at, clock)
+    watch.disconnected()
+    reconnected = clock.now()
+    while clock.now() < reconnected + RESTART_WINDOW + LIVENESS_WINDOW:
+        watch.probe(clock.now(), has_tries=False)
+        assert Attempt.objects.get(pk=claim.attempt_id).status == "running", clock.now()
+        clock.advance(seconds=0.5)
+    watch.probe(clock.now(), has_tries=False)
+    assert Attempt.objects.get(pk=claim.attempt_id).status == "pending"
+
+
+@servers_only
+def test_a_recovery_asks_again_under_the_row_locks_and_spares_a_worker_back_meanwhile(
+    schedule_at, clock
+):
+    claim = running_on_a_worker_without_its_lock(schedule_at, clock)
+    back = liveness.SessionLock("w-gone")
+    assert back.acquire()
+    try:
+        confirm = liveness.lost_workers
+        assert recovery.recover(clock.now(), lost_workers={"w-gone"}, confirm=confirm) == 0
+        assert Attempt.objects.get(pk=claim.attempt_id).status == "running"
+    finally:
+        back.release()
+    assert recovery.recover(clock.now(), lost_workers={"w-gone"}, confirm=confirm) == 1
+
+
+@servers_only
+def test_a_worker_whose_own_lock_was_cut_takes_it_again_and_says_to_reassert(clock, watch, caplog):
+    caplog.set_level("INFO", "django_cadence.engine")
+    watch.session_lock._session.close()  # the server ended its lock session
+    assert watch.probe(clock.now(), has_tries=True) is True
+    assert liveness.still_held("w-survivor")
+    assert "session lock lost worker=w-survivor" in caplog.text
+    assert "session lock taken again worker=w-survivor" in caplog.text
+    assert watch.may_claim()
+
+
+@servers_only
+def test_after_a_reconnect_an_idle_worker_looks_at_its_own_lock_before_it_claims(clock, watch):
+    watch.session_lock._session.close()  # its lock session ended with the restart
+    watch.disconnected()
+    assert not watch.may_claim()
+    assert watch.probe(clock.now(), has_tries=False) is True  # nothing runs; it looked anyway
+    assert watch.may_claim()
+    assert liveness.still_held("w-survivor")

@@ -7,10 +7,12 @@ the database away from under them, from ``benchmarks.fleet``, which the chaos ha
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
 from itertools import pairwise
+from pathlib import Path
 
 from benchmarks.fleet import occurrence_record, tries_of
 from django_cadence.models import Attempt, Schedule, Trigger
@@ -88,3 +90,29 @@ def try_intervals(attempt: Attempt) -> Iterator[tuple[datetime, datetime, str]]:
     """(started_at, finished_at, worker) of every try the attempt's history records."""
     for entry in tries_of(attempt):
         yield entry["start"], entry["end"], entry.get("worker") or ""
+
+
+# --- what the jobs themselves recorded (``tests.jobs.record_span``) -------------------------
+
+
+def spans(directory: Path) -> list[dict]:
+    """Every execution ``tests.jobs.record_span`` recorded in ``directory``, by start; one
+    still running (or killed) has no ``end``."""
+    found = [json.loads(path.read_text()) for path in Path(directory).glob("*.json")]
+    return sorted(found, key=lambda span: span["start"])
+
+
+def overlapping_spans(recorded: list[dict]) -> list[tuple[str, float, dict, dict]]:
+    """(schedule, seconds, earlier, later) for every execution that started before an
+    earlier one of its schedule had ended (one that never ended overlaps all later ones)."""
+    found = []
+    latest: dict[str, dict] = {}
+    for span in recorded:
+        before = latest.get(span["schedule"])
+        if before is not None:
+            end = before.get("end", float("inf"))
+            if span["start"] < end:
+                found.append((span["schedule"], end - span["start"], before, span))
+        if before is None or span.get("end", float("inf")) > before.get("end", float("inf")):
+            latest[span["schedule"]] = span
+    return found

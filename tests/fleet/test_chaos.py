@@ -51,7 +51,7 @@ def test_fleet_under_kills_and_a_database_restart_keeps_every_invariant(tmp_path
     assert report["occurrences"]["expected"] > 300, table
     assert report["effects"]["atomic_succeeded"] > 0, table
     statuses = report["statuses"]
-    # Skips are not asked for: a killed worker's try is recovered within a second (at once
+    # Skips are not asked for: a killed worker's try is recovered within 2 s (at once
     # on SQLite, as the engine starts again), so later occurrences rarely find it running.
     assert all(statuses.get(s) for s in ("succeeded", "dead_letter")), statuses
     if options.restart_db:
