@@ -92,11 +92,18 @@ def record_span(directory: str, seconds: float, context: Any) -> str:
         "pid": os.getpid(),
         "start": time.time(),
     }
-    path.write_text(json.dumps(span))
+    _write_whole(path, span)
     outcome = sleep_for(seconds, context)
     span.update(end=time.time(), cancelled=outcome == "cancelled")
-    path.write_text(json.dumps(span))
+    _write_whole(path, span)
     return outcome
+
+
+def _write_whole(path: Path, record: dict[str, Any]) -> None:
+    """Write ``record`` so that a reader sees the old file or the new one, never a part."""
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(record))
+    partial.replace(path)
 
 
 def fail_n_times(n: int, key: str, context: Any) -> str:
