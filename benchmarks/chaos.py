@@ -627,6 +627,12 @@ def goals(report: dict[str, Any], options: Options) -> list[dict[str, Any]]:
             report["serial"]["overlaps"] == 0,
         ),
         (
+            "executions recorded by the jobs themselves",
+            report["executions"]["executions"],
+            "> 0",
+            report["executions"]["executions"] > 0,
+        ),
+        (
             "live executions of one attempt at once (jobs' records, > 200 ms)",
             report["executions"]["attempt_overlaps"],
             "0",
