@@ -14,7 +14,9 @@ database server is stopped and started once, in the middle (no kill lands near i
 recovery time measures a kill alone). At the end every worker gets SIGTERM, every schedule
 ends at that instant, and a finisher runs what is left until nothing is pending or running.
 Then :mod:`benchmarks.chaos_checks` reads the record: lost, duplicated and double-claimed
-occurrences, serial overlaps, orphan recovery times, extra executions, atomic effects.
+occurrences, serial overlaps, orphan recovery times, extra executions, atomic effects; and,
+from what the jobs themselves recorded (each execution's start and end, in a file per worker
+under ``executions/`` of the run's folder), executions that overlapped.
 
 ``--embedded-writers N`` is the SQLite embedded case: one engine beside N threads writing
 through the ORM as a web application would, no kills; the figure is "database is locked"
@@ -141,6 +143,11 @@ class Fleet:
         self.slots: dict[int, Worker] = {}
         self.incarnations: dict[int, int] = {}
         self.all: list[Worker] = []
+        # When each process (by pid) was seen gone: the end of the executions it cut off.
+        self.gone_at: dict[int, float] = {}
+
+    def mark_gone(self, child: Worker, at: float | None = None) -> None:
+        self.gone_at.setdefault(child.pid, time.time() if at is None else at)
 
     def start(self, slot: int) -> Worker:
         n = self.incarnations[slot] = self.incarnations.get(slot, 0) + 1
@@ -163,22 +170,31 @@ class Fleet:
         for child in live:
             if child.alive:
                 child.kill()
+            self.mark_gone(child)
         return codes
 
     def kill_everything(self) -> None:
         for child in self.all:
             with contextlib.suppress(Exception):
                 child.kill()
+            self.mark_gone(child)
 
 
-def worker_env(db_env: dict[str, str], options: Options) -> dict[str, str]:
+def worker_env(db_env: dict[str, str], options: Options, executions: Path) -> dict[str, str]:
+    """The workers' environment; their jobs record each execution under ``executions``."""
+    from tests.jobs import EXECUTIONS_ENV
+
     overrides = {
         "CADENCE_LEASE": options.lease,
         "CADENCE_RECOVERY_GRACE": options.recovery_grace,
         "CADENCE_SHUTDOWN_GRACE": options.shutdown_grace,
         **options.extra,
     }
-    env = {**child_env(db_env, overrides), "DJANGO_SETTINGS_MODULE": SETTINGS}
+    env = {
+        **child_env(db_env, overrides),
+        "DJANGO_SETTINGS_MODULE": SETTINGS,
+        EXECUTIONS_ENV: str(executions),
+    }
     env.pop("CADENCE_CHAOS_DEBUG", None)
     return env
 
@@ -356,6 +372,7 @@ def run_chaos(
     from django.db.models import Count
 
     from django_cadence.models import Attempt, Schedule, Status
+    from django_cadence.schedule.policies import is_serial
 
     from . import chaos_checks as checks
 
@@ -364,7 +381,9 @@ def run_chaos(
     if options.restart_db and connection.vendor == "sqlite":
         raise ValueError("--restart-db needs PostgreSQL or MariaDB")
     log_dir.mkdir(parents=True, exist_ok=True)
-    env = worker_env(db_env, options)
+    executions_dir = log_dir / "executions"
+    executions_dir.mkdir(exist_ok=True)
+    env = worker_env(db_env, options, executions_dir)
     fleet = Fleet(options, env, log_dir)
     rng = random.Random(options.seed)
     kills: list[dict[str, Any]] = []
@@ -414,13 +433,21 @@ def run_chaos(
                     victim = fleet.slots[slot]
                     victim.kill()
                     at = utcnow()
+                    fleet.mark_gone(victim, at.timestamp())
                     hit = _quietly([], running_of, victim.name)
                     kills.append(
-                        {"worker": victim.name, "at": at, "running": hit, "t_s": now - began}
+                        {
+                            "worker": victim.name,
+                            "pid": victim.pid,
+                            "at": at,
+                            "running": hit,
+                            "t_s": now - began,
+                        }
                     )
                     fleet.start(slot)
             for slot, child in list(fleet.slots.items()):
                 if not child.alive:
+                    fleet.mark_gone(child)
                     unexpected_exits.append(f"{child.name} exited {child.returncode}")
                     fleet.start(slot)
             serial_max = max(serial_max, _quietly(0, serial_running_max))
@@ -457,6 +484,8 @@ def run_chaos(
     history = checks.double_claims_in_history(attempts)
     log_claims = checks.double_claims_in_logs(logs)
     serial = checks.serial_overlaps(attempts, policies)
+    runs = checks.executions(checks.read_execution_lines(executions_dir), fleet.gone_at)
+    executed = checks.execution_overlaps(runs, {s.name for s in schedules if is_serial(s.overlap)})
     recovered = checks.recoveries(attempts, kills, options.lease)
     lost_attempts = recovered.pop("lost_attempts")
     from tests.models import Effect
@@ -485,6 +514,7 @@ def run_chaos(
         "kill_log": [
             {
                 "worker": k["worker"],
+                "pid": k["pid"],
                 "at": k["at"].isoformat(),
                 "t_s": round(k["t_s"], 1),
                 "running": len(k["running"]),
@@ -499,6 +529,7 @@ def run_chaos(
         "duplicate_rows": checks.duplicate_rows(),
         "double_claims": {"history": history, "logs": log_claims},
         "serial": {**serial, "sampled_max_running": serial_max, "samples": samples},
+        "executions": executed,
         "not_terminal": not_terminal,
         "finish": {"seconds": round(finish_seconds, 1), "finished": finished},
         "recovery": {**recovered, "bound_s": options.recovery_bound},
@@ -544,6 +575,7 @@ def _finish(fleet: Fleet, options: Options, stopped_at: datetime) -> bool:
                 ok = True
                 break
             if not finisher.alive:
+                fleet.mark_gone(finisher)
                 finisher = fleet.extra(
                     f"finisher-{len(fleet.all)}", concurrency=max(16, options.concurrency)
                 )
@@ -552,6 +584,7 @@ def _finish(fleet: Fleet, options: Options, stopped_at: datetime) -> bool:
         finisher.terminate()
         if finisher.exit_code(options.shutdown_grace + 20) is None:
             finisher.kill()
+        fleet.mark_gone(finisher)
     return ok
 
 
@@ -592,6 +625,24 @@ def goals(report: dict[str, Any], options: Options) -> list[dict[str, Any]]:
             report["serial"]["overlaps"],
             "0",
             report["serial"]["overlaps"] == 0,
+        ),
+        (
+            "executions recorded by the jobs themselves",
+            report["executions"]["executions"],
+            "> 0",
+            report["executions"]["executions"] > 0,
+        ),
+        (
+            "live executions of one attempt at once (jobs' records, > 200 ms)",
+            report["executions"]["attempt_overlaps"],
+            "0",
+            report["executions"]["attempt_overlaps"] == 0,
+        ),
+        (
+            "serial overlaps (jobs' records, > 200 ms)",
+            report["executions"]["serial_overlaps"],
+            "0",
+            report["executions"]["serial_overlaps"] == 0,
         ),
         (
             "serial schedules seen running twice",
@@ -650,6 +701,7 @@ def _fmt(value: Any) -> str:
 def render(report: dict[str, Any]) -> str:
     recovery = report["recovery"]
     effects_ = report["effects"]
+    executed = report["executions"]
     restart = report["db_restart"]
     lines = [
         (
@@ -690,6 +742,13 @@ def render(report: dict[str, Any]) -> str:
             f"worst serial overlap {report['serial']['worst_s']:.3f} s, "
             f"finish {report['finish']['seconds']} s"
         ),
+        (
+            f"executions recorded by the jobs: {executed['executions']}, "
+            f"{executed['cut_off']} cut off by a kill or the stop "
+            f"({executed['cut_off_and_run_again']} run again); worst overlap of one attempt "
+            f"{executed['attempt_worst_s']:.3f} s, of a serial schedule "
+            f"{executed['serial_worst_s']:.3f} s"
+        ),
         f"logs: {report['logs']}",
     ]
     if "writers" in report:
@@ -711,6 +770,7 @@ def render(report: dict[str, Any]) -> str:
         + report["double_claims"]["history"]["examples"]
         + report["double_claims"]["logs"]["examples"]
         + report["serial"]["examples"]
+        + report["executions"]["examples"]
         + report["effects"]["examples"]
         + report["unexpected_exits"]
     )

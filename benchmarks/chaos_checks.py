@@ -1,7 +1,8 @@
 """The chaos harness's verdict: what the database and the workers' logs say happened.
 
 Every function reads the finished record (attempt rows, their per-try ``history``, the
-``Effect`` rows the jobs wrote, the workers' log files) and returns figures; none asserts.
+``Effect`` rows the jobs wrote, the executions the jobs recorded, the workers' log files) and
+returns figures; none asserts.
 ``benchmarks.chaos`` turns the figures into goals; ``tests/fleet/test_chaos.py`` asserts
 them. Instants in ``history`` come from the engine clock (the database server's on
 PostgreSQL and MariaDB); the harness's own instants (kills, the restart) from the local
@@ -10,9 +11,12 @@ clock of the same host.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -199,6 +203,112 @@ def recoveries(
         "max_s": max(delays) if delays else None,
         "min_s": min(delays) if delays else None,
         "lease_s": lease,
+    }
+
+
+# --- executions: what the jobs recorded themselves --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One run of a job body, from the job's own record (``tests.jobs.execution_record``):
+    wall-clock instants of one host; ``cut_off`` when its worker died before the end, which is
+    then the instant the harness saw that worker gone."""
+
+    attempt: int
+    schedule: str
+    try_number: int
+    pid: int
+    start: float
+    end: float
+    cut_off: bool
+
+
+def read_execution_lines(directory: Path) -> list[dict[str, Any]]:
+    """Every line the jobs appended under ``directory`` (one ``<pid>.jsonl`` per worker)."""
+    lines = []
+    for path in sorted(directory.glob("*.jsonl")):
+        for text in path.read_text().splitlines():
+            if text.strip():
+                lines.append(json.loads(text))
+    return lines
+
+
+def executions(lines: Iterable[Mapping[str, Any]], gone_at: Mapping[int, float]) -> list[Execution]:
+    """Pair each execution's start line with its end line (by its ``run`` id). One with no end
+    was cut off with its worker: it ends when that process was seen gone (``gone_at`` by
+    pid; never, if unknown, so that it overlaps everything after it)."""
+    starts: dict[str, Mapping[str, Any]] = {}
+    ends: dict[str, float] = {}
+    for line in lines:
+        if "start" in line:
+            starts[line["run"]] = line
+        elif "end" in line:
+            ends[line["run"]] = float(line["end"])
+    found = []
+    for run, line in starts.items():
+        end = ends.get(run)
+        found.append(
+            Execution(
+                attempt=int(line["attempt"]),
+                schedule=str(line["schedule"]),
+                try_number=int(line["try"]),
+                pid=int(line["pid"]),
+                start=float(line["start"]),
+                end=end if end is not None else gone_at.get(int(line["pid"]), math.inf),
+                cut_off=end is None,
+            )
+        )
+    return sorted(found, key=lambda e: (e.start, e.end))
+
+
+def overlapping(
+    runs: Iterable[Execution], group: Any, slack: timedelta = CLOCK_SLACK
+) -> dict[str, Any]:
+    """Executions that start before an earlier one of their group (``group(execution)``) has
+    ended, by more than ``slack``; the worst overlap in seconds (a gap counts as none)."""
+    latest: dict[Any, Execution] = {}
+    count, worst, examples = 0, 0.0, []
+    for run in sorted(runs, key=lambda e: (e.start, e.end)):
+        key = group(run)
+        before = latest.get(key)
+        if before is not None:
+            overlap = before.end - run.start
+            worst = max(worst, overlap)
+            if overlap > slack.total_seconds():
+                count += 1
+                examples.append(
+                    f"{run.schedule} attempt {run.attempt} try {run.try_number} (pid {run.pid}) "
+                    f"starts {overlap:.3f} s before attempt {before.attempt} try "
+                    f"{before.try_number} (pid {before.pid}"
+                    f"{', cut off' if before.cut_off else ''}) ends"
+                )
+        if before is None or run.end > before.end:
+            latest[key] = run
+    return {"overlaps": count, "worst_s": worst, "examples": examples[:10]}
+
+
+def execution_overlaps(runs: list[Execution], serial_schedules: set[str]) -> dict[str, Any]:
+    """From the jobs' own records: two live executions of one attempt, and two executions
+    of one serial schedule at once (beyond :data:`CLOCK_SLACK` either way); and how many
+    executions were cut off by their worker's death, and of those how many ran again."""
+    by_attempt = overlapping(runs, lambda e: e.attempt)
+    serial = overlapping([e for e in runs if e.schedule in serial_schedules], lambda e: e.schedule)
+    last_start: dict[int, float] = {}
+    for e in runs:
+        last_start[e.attempt] = max(e.start, last_start.get(e.attempt, e.start))
+    cut = [e for e in runs if e.cut_off]
+    rerun = sum(1 for e in cut if last_start[e.attempt] > e.start)
+    return {
+        "executions": len(runs),
+        "cut_off": len(cut),
+        "cut_off_and_run_again": rerun,
+        "attempt_overlaps": by_attempt["overlaps"],
+        "attempt_worst_s": by_attempt["worst_s"],
+        "serial_overlaps": serial["overlaps"],
+        "serial_worst_s": serial["worst_s"],
+        "slack_s": CLOCK_SLACK.total_seconds(),
+        "examples": (by_attempt["examples"] + serial["examples"])[:10],
     }
 
 

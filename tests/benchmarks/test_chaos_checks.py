@@ -1,9 +1,21 @@
-"""The chaos report's recovery figures count only tries lost with a kill, after it."""
+"""The chaos report's figures: recoveries count only tries lost with a kill, after it;
+execution overlaps are counted from what the jobs recorded of their own runs."""
 
+import math
 from datetime import UTC, datetime, timedelta
 
-from benchmarks.chaos_checks import recoveries
+import pytest
+
+from benchmarks.chaos_checks import (
+    CLOCK_SLACK,
+    execution_overlaps,
+    executions,
+    read_execution_lines,
+    recoveries,
+)
+from django_cadence.executors.calling import AttemptContext
 from django_cadence.models import Attempt
+from tests import jobs
 
 T0 = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 
@@ -31,3 +43,96 @@ def test_a_try_lost_before_its_workers_kill_is_not_a_recovery_of_that_kill():
     report = recoveries(attempts, [{"worker": "w1", "at": T0 + 60 * second}], lease=30)
     assert (report["lost_by_kill"], report["lost_other"], report["count"]) == (1, 2, 1)
     assert round(report["min_s"], 3) == round(report["max_s"], 3) == 0.3
+
+
+# --- execution overlaps, from the jobs' own records -------------------------------------------
+
+
+def run(n: int, attempt: int, schedule: str, start: float, end: float | None, pid: int = 10):
+    """The lines ``tests.jobs.execution_record`` appends for one execution."""
+    base = {"run": f"r{n}", "attempt": attempt, "schedule": schedule, "try": 1, "pid": pid}
+    lines = [{**base, "start": start}]
+    if end is not None:
+        lines.append({**base, "end": end})
+    return lines
+
+
+def test_executions_pair_start_and_end_and_end_a_cut_off_one_when_its_worker_went():
+    lines = run(1, 1, "s", 0.0, 1.0) + run(2, 2, "s", 2.0, None, pid=11)
+    found = executions(lines, {11: 5.0})
+    assert [(e.attempt, e.start, e.end, e.cut_off) for e in found] == [
+        (1, 0.0, 1.0, False),
+        (2, 2.0, 5.0, True),
+    ]
+    # A worker never seen gone: its cut-off execution runs on forever.
+    assert executions(run(3, 3, "s", 2.0, None, pid=12), {})[0].end == math.inf
+
+
+def test_two_live_executions_of_one_attempt_are_counted():
+    # Attempt 1: killed at 5 s, re-run at 6 s (no overlap); then, by a broken engine, a
+    # third execution while the second still runs.
+    lines = (
+        run(1, 1, "a", 0.0, None, pid=11)
+        + run(2, 1, "a", 6.0, 9.0)
+        + run(3, 1, "a", 7.0, 8.0, pid=12)
+    )
+    report = execution_overlaps(executions(lines, {11: 5.0}), serial_schedules=set())
+    assert report["attempt_overlaps"] == 1
+    assert report["attempt_worst_s"] == 2.0
+    assert (report["cut_off"], report["cut_off_and_run_again"]) == (1, 1)
+    assert report["serial_overlaps"] == 0  # "a" is not serial
+
+
+def test_a_cut_off_execution_overlaps_its_rerun_until_its_worker_is_gone():
+    lines = run(1, 1, "a", 0.0, None, pid=11) + run(2, 1, "a", 3.0, 4.0)
+    killed_late = execution_overlaps(executions(lines, {11: 3.5}), set())
+    killed_before = execution_overlaps(executions(lines, {11: 2.9}), set())
+    assert (killed_late["attempt_overlaps"], killed_before["attempt_overlaps"]) == (1, 0)
+
+
+def test_serial_schedules_overlap_only_beyond_the_slack_and_allow_ones_never():
+    slack = CLOCK_SLACK.total_seconds()
+    lines = (
+        # serial "s": the second starts within the slack of the first's end, the third overlaps
+        run(1, 1, "s", 0.0, 1.0)
+        + run(2, 2, "s", 1.0 - slack / 2, 2.0)
+        + run(3, 3, "s", 1.5, 2.5)
+        # "a" allows overlap: two at once are fine
+        + run(4, 4, "a", 0.0, 3.0)
+        + run(5, 5, "a", 1.0, 2.0)
+    )
+    report = execution_overlaps(executions(lines, {}), serial_schedules={"s"})
+    assert report["serial_overlaps"] == 1
+    assert report["serial_worst_s"] == 0.5
+    assert report["attempt_overlaps"] == 0
+    assert report["executions"] == 5
+    assert len(report["examples"]) == 1
+
+
+def test_executions_one_after_another_do_not_overlap():
+    lines = run(1, 1, "s", 0.0, 1.0) + run(2, 1, "s", 1.1, 2.0) + run(3, 2, "s", 2.5, 3.0)
+    report = execution_overlaps(executions(lines, {}), serial_schedules={"s"})
+    assert (report["attempt_overlaps"], report["serial_overlaps"]) == (0, 0)
+    assert report["serial_worst_s"] == 0.0
+
+
+def test_a_job_records_its_own_start_and_end_even_when_it_raises(tmp_path, monkeypatch):
+    monkeypatch.setenv(jobs.EXECUTIONS_ENV, str(tmp_path))
+    context = AttemptContext(
+        attempt_id=7,
+        schedule_name="s",
+        occurrence_at=T0,
+        try_number=2,
+        idempotency_key="k",
+    )
+    with pytest.raises(RuntimeError):
+        jobs.raise_error("x", context=context)
+    assert jobs.fail_n_times(1, "k", context) == "ok"
+
+    found = executions(read_execution_lines(tmp_path), {})
+    assert [(e.attempt, e.schedule, e.try_number, e.cut_off) for e in found] == [
+        (7, "s", 2, False),
+        (7, "s", 2, False),
+    ]
+    assert all(e.start <= e.end for e in found)
+    assert found[0].end <= found[1].start
