@@ -84,6 +84,7 @@ def test_the_checks_are_in_djangos_registry_after_setup_alone():
     assert "'django_cadence.E001'" in result.stdout
 
 
+@pytest.mark.django_db  # Django 6's run_checks() may read the database
 def test_run_checks_in_this_process_reports_use_tz_false():
     with override_settings(USE_TZ=False):
         ids = {message.id for message in checks.run_checks()}
