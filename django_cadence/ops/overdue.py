@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
 from ..engine.claims import resolved_options
 from ..exceptions import InvalidSpec
@@ -73,10 +73,29 @@ def silences(now: datetime, schedules: Iterable[Any] | None = None) -> list[Sile
     return [silence_of(s, s.last_success_at, now) for s in rows]
 
 
+def may_be_overdue(now: datetime) -> Q:
+    """The annotated schedules whose silence may have run out by ``now``.
+
+    Only a filter: :func:`silence_of` still decides. Without ``max_silence``, a schedule whose
+    next run is still ahead and that planned no occurrence since its last success (or its
+    enabling) cannot be overdue: its deadline is at least the second occurrence after that,
+    and the first is its next run. So the engine's probe reads an idle schedule by index and
+    computes nothing of its rule.
+    """
+    planned_since = (
+        Q(last_run_at__gt=F("created_at"))
+        & (Q(enabled_at__isnull=True) | Q(last_run_at__gt=F("enabled_at")))
+        & (Q(last_success_at__isnull=True) | Q(last_run_at__gt=F("last_success_at")))
+    )
+    return Q(next_run_at__isnull=False) & (
+        Q(max_silence__isnull=False) | Q(next_run_at__lte=now) | planned_since
+    )
+
+
 def overdue(now: datetime) -> list[Silence]:
     """The schedules overdue as of ``now`` (enabled ones only: paused are never overdue)."""
-    enabled = with_last_success(Schedule.objects.enabled().order_by("name"))
-    return [s for s in silences(now, enabled) if s.overdue]
+    enabled = with_last_success(Schedule.objects.enabled()).filter(may_be_overdue(now))
+    return [s for s in silences(now, enabled.order_by("name")) if s.overdue]
 
 
 def overdue_ids(now: datetime) -> list[int]:

@@ -60,7 +60,9 @@ def _schedule(name, *, due_ago=None, created_ago=timedelta(0), **fields):
         **fields,
     )
     next_run_at = now - due_ago if due_ago is not None else now + 30 * MINUTE
-    Schedule.objects.filter(pk=schedule.pk).update(next_run_at=next_run_at)
+    previous = next_run_at - schedule.interval
+    last_run_at = previous if previous > schedule.created_at else None  # as the planner leaves it
+    Schedule.objects.filter(pk=schedule.pk).update(next_run_at=next_run_at, last_run_at=last_run_at)
     return schedule
 
 

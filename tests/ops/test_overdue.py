@@ -113,3 +113,33 @@ def test_max_silence_is_validated_like_the_other_durations(make_schedule):
     schedule.max_silence = "90"  # seconds, as the other durations accept
     schedule.full_clean()
     assert schedule.max_silence == timedelta(seconds=90)
+
+
+def test_the_probes_filter_finds_every_overdue_schedule_the_full_reading_finds(
+    schedule_at, clock, engine
+):
+    """``may_be_overdue`` only spares the rule's arithmetic: across schedules that succeed,
+    fail, never ran, were resumed, run a one-shot or say their ``max_silence``, and across
+    the instants after, ``overdue()`` names exactly what reading every schedule would."""
+    start = clock.now()
+    schedule_at(name="ok", interval=MINUTE)
+    schedule_at(name="failing", executor="tests.jobs.raise_permanent", interval=MINUTE)
+    schedule_at(name="daily", kind="cron", interval=None, cron="0 3 * * *")
+    schedule_at(name="quiet", interval=timedelta(hours=1), max_silence=2 * MINUTE)
+    schedule_at(name="once-late", kind="once", interval=None, run_at=start - MINUTE)
+    schedule_at(name="once-ahead", kind="once", interval=None, run_at=start + timedelta(days=2))
+    flaky = schedule_at(name="flaky", interval=MINUTE)
+    for step in range(12):
+        if step == 4:
+            Schedule.objects.filter(pk=flaky.pk).update(executor="tests.jobs.raise_permanent")
+        if step == 6:
+            django_cadence.pause(Schedule.objects.get(name="ok"), reason="a look")
+        if step == 8:
+            django_cadence.resume(Schedule.objects.get(name="ok"))
+        engine.tick()
+        for ahead in (timedelta(0), 3 * MINUTE, timedelta(hours=3), timedelta(days=3)):
+            now = clock.now() + ahead
+            every = [s.name for s in silences(now) if s.overdue]
+            assert _names(now) == every, (step, ahead)
+        clock.advance(MINUTE)
+    assert _names(clock.now() + timedelta(days=3))  # the comparison saw overdue schedules
