@@ -85,8 +85,16 @@ class ObjectActionsAdmin(GuardedAdmin):
                 {"name": a.name, "label": a.label, "url": reverse(do, args=[obj.pk, a.name])}
                 for a in self.available_actions(request, obj)
             ]
-        context = {**(extra_context or {}), "cadence_actions": buttons}
+        context = {
+            **(extra_context or {}),
+            **(self.page_context(obj) if obj is not None else {}),
+            "cadence_actions": buttons,
+        }
         return super().change_view(request, object_id, form_url, context)
+
+    def page_context(self, obj: Any) -> dict[str, Any]:
+        """More of the object page's context, from the object read once for its buttons."""
+        return {}
 
     def object_action_view(self, request: HttpRequest, object_id: str, action: str) -> Any:
         if request.method != "POST":

@@ -15,7 +15,7 @@ from django.contrib.admin.views.main import ChangeList
 from django.db import models, router
 from django.db.models import Count, QuerySet
 from django.db.models.deletion import Collector, ProtectedError, RestrictedError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
@@ -168,18 +168,9 @@ class ScheduleAdmin(ScheduleActions):
             if not other & set(fieldset[1].get("classes", ()))
         )
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def page_context(self, obj: Schedule) -> dict[str, Any]:
         """A code-owned schedule's page has nothing to save: no Save buttons."""
-        obj = self.get_object(request, object_id)
-        if obj is not None and obj.code_owned:
-            extra_context = {**(extra_context or {}), **code_owned.NOTHING_TO_SAVE}
-        return super().change_view(request, object_id, form_url, extra_context)
+        return dict(code_owned.NOTHING_TO_SAVE) if obj.code_owned else {}
 
     def get_readonly_fields(self, request: HttpRequest, obj: Schedule | None = None) -> Any:
         fields = super().get_readonly_fields(request, obj)
