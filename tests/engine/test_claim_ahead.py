@@ -16,14 +16,6 @@ pytestmark = pytest.mark.django_db
 MINUTE = timedelta(minutes=1)
 
 
-@pytest.fixture
-def gate():
-    jobs.GATE.clear()
-    jobs.CALLS.clear()
-    yield jobs.GATE
-    jobs.GATE.set()  # no thread stays blocked after the test
-
-
 def wait_for_threads(engine):
     for flight in list(engine.tries.held.values()):
         assert flight.done.wait(5)
