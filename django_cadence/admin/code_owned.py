@@ -20,6 +20,7 @@ from django.utils.safestring import SafeString
 
 from ..models import Kind, Schedule
 from ..ops.declarations import CODE_OWNED_FIELDS, origin_of
+from . import display
 
 READ_ONLY = ("name", "enabled", *CODE_OWNED_FIELDS)
 NOTHING_TO_SAVE = {
@@ -80,9 +81,8 @@ def fieldsets(fieldsets: tuple[Any, ...], schedule: Schedule) -> tuple[Any, ...]
     """The page's fieldsets with the notice on top, payload and metadata shown redacted, and
     only the schedule's own kind's fields (nothing can be typed, so no other kind can be chosen).
     """
-    shown_as = {"payload": "payload_shown", "metadata": "metadata_shown"}
     first, *rest = fieldsets
-    fields = tuple(shown_as.get(f, f) for f in first[1]["fields"])
+    fields = tuple(display.SHOWN_AS.get(f, f) for f in first[1]["fields"])
     other = {f"cadence-kind-{k}" for k in Kind.values if k != schedule.kind}
     kept = [fs for fs in rest if not other & set(fs[1].get("classes", ()))]
     return ((None, {**first[1], "fields": fields, "description": notice(schedule)}), *kept)

@@ -24,6 +24,9 @@ from ..models import Status
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant, format_utc
 
+# A read-only JSONField is rendered as stored; these read-only stand-ins show it redacted.
+SHOWN_AS = {"payload": "payload_shown", "metadata": "metadata_shown"}
+
 EXCERPT_CHARS = 120
 TOOLTIP_CHARS = 1000
 # Characters redacted past a cut: a long secret replaced by ******** leaves enough to show.

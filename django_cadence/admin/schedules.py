@@ -319,9 +319,6 @@ class ScheduleAdmin(ScheduleActions):
         )
 
 
-SHOWN_AS = {"payload": "payload_shown", "metadata": "metadata_shown"}
-
-
 def _shown(*fieldsets: Any) -> tuple[Any, ...]:
     """The fieldsets of a view-only page: payload and metadata redacted, not Django's raw JSON
     (a read-only ``JSONField`` is rendered as stored); no live preview, which is for editing."""
@@ -330,7 +327,9 @@ def _shown(*fieldsets: Any) -> tuple[Any, ...]:
             title,
             {
                 **options,
-                "fields": tuple(SHOWN_AS.get(f, f) for f in options["fields"] if f != "upcoming"),
+                "fields": tuple(
+                    display.SHOWN_AS.get(f, f) for f in options["fields"] if f != "upcoming"
+                ),
             },
         )
         for title, options in fieldsets
