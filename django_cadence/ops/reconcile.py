@@ -62,7 +62,7 @@ class Change:
         if self.action == "create":
             return f"+ created {self.name} ({self.new})"
         if self.action == "update":
-            return f"~ updated {self.name} {self.field}: {_show(self.old)} -> {_show(self.new)}"
+            return f"~ updated {self.name} {self.field}: {show(self.old)} -> {show(self.new)}"
         if self.action == "adopt":
             return f"~ adopted {self.name}: made outside code, now owned by code"
         if self.action == "enable":
@@ -176,12 +176,11 @@ def plan(
     for name in sorted(candidates):
         candidate, row = candidates[name], rows.get(name)
         if row is None:
-            changes.append(Change("create", name, new=_describe(candidate)))
+            changes.append(Change("create", name, new=describe(candidate)))
             continue
         found = [
-            Change("update", name, field, _plain(row, field), _plain(candidate, field))
-            for field in CODE_OWNED_FIELDS
-            if not _same(_plain(row, field), _plain(candidate, field))
+            Change("update", name, field, old, new)
+            for field, old, new in differences(row, candidate)
         ]
         if not row.code_owned:
             found.insert(0, Change("adopt", name))
@@ -261,6 +260,17 @@ def _disable(row: Schedule, now: datetime, using: str) -> None:
         )
 
 
+def differences(row: Schedule, candidate: Schedule) -> list[tuple[str, Any, Any]]:
+    """(field, stored, declared) for each code-owned field where ``row`` and ``candidate``
+    differ: what a deploy would change, and what an import would leave alone."""
+    found = []
+    for name in CODE_OWNED_FIELDS:
+        old, new = _plain(row, name), _plain(candidate, name)
+        if not _same(old, new):
+            found.append((name, old, new))
+    return found
+
+
 def _plain(schedule: Schedule, field: str) -> Any:
     """A field's value without choices enums, so ``Misfire.FIRE_ONCE`` equals "fire_once"."""
     value = getattr(schedule, field)
@@ -273,16 +283,16 @@ def _same(old: Any, new: Any) -> bool:
     return (type(old) is type(new) and old == new) or (old in (None, "") and new in (None, ""))
 
 
-def _describe(schedule: Schedule) -> str:
+def describe(schedule: Schedule) -> str:
     spec = {
         "cron": f"cron {schedule.cron!r}",
-        "interval": f"every {_show(schedule.interval)}",
-        "once": f"once at {_show(schedule.run_at)}",
+        "interval": f"every {show(schedule.interval)}",
+        "once": f"once at {show(schedule.run_at)}",
     }.get(schedule.kind, schedule.kind)
     return f"{spec}, {schedule.executor}"
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     """A value for the diff: secrets in payloads redacted, instants in ISO 8601."""
     if value is None or value == "":
         return "-"

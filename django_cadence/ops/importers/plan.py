@@ -23,7 +23,7 @@ from django.utils import timezone
 from ...models import Schedule
 from ...schedule.describe import format_in_zone, zone
 from .. import declarations
-from ..reconcile import _describe, _plain, _same, _show
+from ..reconcile import describe, differences, show
 
 
 @dataclass(frozen=True)
@@ -76,16 +76,16 @@ class ImportPlan:
             found = entry.found
             if entry.action == "create":
                 state = _state(found, paused)
-                out.append(f"+ {found.name} ({_describe(entry.candidate)}){state}")
+                out.append(f"+ {found.name} ({describe(entry.candidate)}){state}")
                 out.append(f"    from {found.origin}")
-                out.extend(f"    {key} = {_show(value)}" for key, value in _shown(found))
+                out.extend(f"    {key} = {show(value)}" for key, value in _shown(found))
                 out.extend(_next_lines(entry))
             elif entry.action == "unchanged":
                 out.append(f"= {found.name}: already imported, unchanged")
             else:
                 out.append(f"! {found.name}: a schedule of this name exists and differs; kept:")
                 out.extend(
-                    f"    {name}: {_show(ours)} here, {_show(theirs)} in {found.origin}"
+                    f"    {name}: {show(ours)} here, {show(theirs)} in {found.origin}"
                     for name, ours, theirs in entry.differences
                 )
             if entry.action != "unchanged":
@@ -194,13 +194,9 @@ def build_plan(
             _compare(entry, now)
             plan.entries.append(entry)
             continue
-        differences = [
-            (name, _plain(row, name), _plain(candidate, name))
-            for name in declarations.CODE_OWNED_FIELDS
-            if not _same(_plain(row, name), _plain(candidate, name))
-        ]
-        action = "differs" if differences else "unchanged"
-        plan.entries.append(Entry(item, action, candidate, differences))
+        changed = differences(row, candidate)
+        action = "differs" if changed else "unchanged"
+        plan.entries.append(Entry(item, action, candidate, changed))
     return plan
 
 
