@@ -20,7 +20,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from .. import store
 from ..conf import cadence_settings
 from ..executors import registry as executors
-from ..executors.payloads import escape_control
+from ..executors.payloads import log_value
 from ..models import Attempt, Status
 from ..models.transitions import AttemptTransitions
 from ..schedule import policies
@@ -206,9 +206,7 @@ def release(claims: list[Claim], now: datetime) -> int:
     released = 0
     for c in claims:
         released += fenced(c).handed_back(now=now)
-        logger.info(
-            "attempt released id=%s schedule=%s", c.attempt_id, escape_control(c.schedule_name)
-        )
+        logger.info("attempt released id=%s schedule=%s", c.attempt_id, log_value(c.schedule_name))
     return released
 
 

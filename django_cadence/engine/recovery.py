@@ -24,7 +24,7 @@ from django.db.models import Min, Q
 from .. import signals
 from ..conf import cadence_settings
 from ..executors.calling import idempotency_key
-from ..executors.payloads import escape_control
+from ..executors.payloads import log_value
 from ..models import Attempt, Status
 from ..models.transitions import history_entry
 from ..schedule import policies
@@ -176,7 +176,7 @@ class _Recovered:
         logger.warning(
             "attempt recovered id=%s schedule=%s status=%s recoveries=%s retry_at=%s",
             attempt.pk,
-            escape_control(attempt.schedule.name),
+            log_value(attempt.schedule.name),
             attempt.status,
             attempt.recoveries,
             attempt.retry_at.isoformat() if self.reason is None and attempt.retry_at else "-",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from .. import signals
-from ..executors.payloads import escape_control
+from ..executors.payloads import log_value
 from ..models import Attempt
 from . import leases, outcomes
 from .claims import Claim
@@ -218,7 +218,7 @@ class HeldTries:
                 "attempt lost id=%s schedule=%s try=%s: %s; stopping it, its result will not "
                 "be recorded",
                 claim.attempt_id,
-                escape_control(claim.schedule_name),
+                log_value(claim.schedule_name),
                 claim.tries,
                 why,
             )
@@ -303,7 +303,7 @@ class HeldTries:
             logger.warning(
                 "attempt lost id=%s schedule=%s: lease taken over, effects rolled back",
                 claim.attempt_id,
-                escape_control(claim.schedule_name),
+                log_value(claim.schedule_name),
             )
             self.on_lost()
             return
