@@ -25,7 +25,10 @@ def _schedule(name, *, next_in, created_ago=timedelta(0), interval=timedelta(hou
         created_at=now - created_ago,
         **extra,
     )
-    Schedule.objects.filter(pk=schedule.pk).update(next_run_at=now + next_in)
+    next_run_at = now + next_in
+    previous = next_run_at - interval
+    last_run_at = previous if previous > schedule.created_at else None  # as the planner leaves it
+    Schedule.objects.filter(pk=schedule.pk).update(next_run_at=next_run_at, last_run_at=last_run_at)
     return schedule
 
 
