@@ -40,8 +40,8 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from . import signals
+from .clock import default_clock
 from .conf import cadence_settings
-from .engine.clock import default_clock
 from .models import Attempt, Schedule, Worker
 from .ops.overdue import silences, with_last_success
 from .ops.status import worker_timeout

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from . import signals, store
-from .engine.clock import default_clock
+from .clock import default_clock
 from .engine.planner import overlap_states, planned_row
 from .exceptions import CadenceError
 from .executors.payloads import clean_text, escape_control

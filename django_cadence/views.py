@@ -13,7 +13,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from .engine.clock import default_clock
+from .clock import default_clock
 from .ops import health as checks
 
 

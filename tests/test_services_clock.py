@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from django_cadence import services
-from django_cadence.engine.clock import default_clock
+from django_cadence.clock import default_clock
 from django_cadence.models import Attempt
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from ..engine.clock import default_clock
+from ..clock import default_clock
 from ..models import Schedule
 from ..ops.overdue import Silence, overdue_ids, silence_of
 from ..schedule.timefmt import format_utc

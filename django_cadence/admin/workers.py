@@ -15,7 +15,7 @@ from django.db.models import Case, CharField, QuerySet, Value, When
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from ..engine.clock import default_clock
+from ..clock import default_clock
 from ..models import Worker, WorkerQuerySet
 from ..ops.retention import STOPPED_WORKERS_KEPT
 from ..ops.status import worker_state, worker_timeout

@@ -21,11 +21,11 @@ from datetime import datetime, timedelta
 from django.db import DatabaseError, reset_queries
 
 from .. import store
+from ..clock import Clock, default_clock, log_clock_skew
 from ..conf import cadence_settings
 from ..executors.payloads import log_value
 from ..ops import reconcile, status
 from . import leases, next_event, planner, stuck, workers
-from .clock import Clock, default_clock, log_clock_skew
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch

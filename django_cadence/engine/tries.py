@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from .. import signals
+from ..clock import Clock
 from ..executors.payloads import log_value
 from ..models import Attempt
 from . import leases, outcomes
 from .claims import Claim
-from .clock import Clock
 from .execution import TryResult, run_try
 from .pool import TryPool
 from .stuck import StuckThread, StuckThreads

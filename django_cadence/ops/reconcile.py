@@ -28,8 +28,8 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .. import signals
+from ..clock import Clock
 from ..conf import cadence_settings
-from ..engine.clock import Clock
 from ..exceptions import CadenceError
 from ..executors.payloads import log_value, redact
 from ..models import Lock, Schedule

@@ -12,7 +12,7 @@ from django import template
 from django.db import DatabaseError
 from django.urls import reverse
 
-from ..engine.clock import default_clock
+from ..clock import default_clock
 from ..ops.health import fleet_reasons
 
 register = template.Library()

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 import django_cadence
-from django_cadence.engine.clock import DatabaseClock, log_clock_skew
+from django_cadence.clock import DatabaseClock, log_clock_skew
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt
 

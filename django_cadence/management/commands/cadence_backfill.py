@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from django_cadence.engine.clock import default_clock
+from django_cadence.clock import default_clock
 from django_cadence.models import Schedule
 from django_cadence.ops.backfill import backfill
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from django_cadence.engine.clock import default_clock
+from django_cadence.clock import default_clock
 from django_cadence.ops.retention import Retention, prune, prune_stopped_workers
 
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}

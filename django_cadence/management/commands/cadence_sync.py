@@ -13,7 +13,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from django_cadence.engine.clock import default_clock
+from django_cadence.clock import default_clock
 from django_cadence.ops.reconcile import InvalidDeclarations, reconcile
 
 

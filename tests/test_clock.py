@@ -2,7 +2,7 @@
 
 On PostgreSQL and MariaDB the engine's *now* is the database server's (``DatabaseClock``),
 so a host's clock does not enter any decision. The proof: the local clock each engine could
-read (``datetime.now`` in ``django_cadence.engine.clock``, the engine's only reading of it)
+read (``datetime.now`` in ``django_cadence.clock``, the engine's only reading of it)
 is skewed, per engine thread, by +5 min for one engine and -5 min for the other; the two engines run
 the same schedules side by side, and every occurrence still has exactly one record, none is
 planned before it is due, no try starts before its occurrence. Were the local clock used,
@@ -23,8 +23,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection, connections
 
-import django_cadence.engine.clock
-from django_cadence.engine.clock import DatabaseClock, SystemClock, default_clock
+import django_cadence.clock
+from django_cadence.clock import DatabaseClock, SystemClock, default_clock
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt, Schedule, Status
 from tests.fleet._fleet import check_occurrences
@@ -47,7 +47,7 @@ class SkewedDatetime(datetime):
 @pytest.fixture
 def skewed_local_clock(monkeypatch):
     """Every local-clock reading of the engine's modules goes through ``SkewedDatetime``."""
-    monkeypatch.setattr(django_cadence.engine.clock, "datetime", SkewedDatetime)
+    monkeypatch.setattr(django_cadence.clock, "datetime", SkewedDatetime)
 
 
 def database_now() -> datetime:
@@ -162,7 +162,7 @@ def test_the_database_clock_reads_the_server_once_per_resync_window(monkeypatch)
     from django.test.utils import CaptureQueriesContext
 
     ticks = [1000.0]
-    monkeypatch.setattr(django_cadence.engine.clock.time, "monotonic", lambda: ticks[0])
+    monkeypatch.setattr(django_cadence.clock.time, "monotonic", lambda: ticks[0])
     clock = DatabaseClock(resync=5.0)
     server_query = 0 if connection.vendor == "sqlite" else 1
     with CaptureQueriesContext(connection) as first:

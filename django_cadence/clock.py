@@ -15,7 +15,7 @@ from typing import Protocol
 
 from django.db import DatabaseError
 
-from .. import store
+from . import store
 
 logger = logging.getLogger("django_cadence.engine")
 
