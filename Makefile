@@ -41,8 +41,11 @@ migrations-check: $(STAMP)
 	$(PY) -m django makemigrations --check --dry-run --settings=tests.settings
 	$(PY) manage.py makemigrations --check --dry-run
 
+# Each database twice: the suite, then Cadence routed to a second alias of its own
+# (tests/own_database: two SQLite files, or two databases of the server).
 test-sqlite test-postgresql test-mysql: test-%: $(STAMP)
 	CADENCE_TEST_DB=$* $(PY) -m pytest $(PYTEST_ARGS)
+	CADENCE_TEST_DB=$* $(PY) -m pytest --ds=tests.own_database.settings tests/own_database
 
 test: system lint migrations-check $(addprefix test-,$(DATABASES))
 

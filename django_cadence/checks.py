@@ -3,6 +3,7 @@
 - ``django_cadence.E001``: ``USE_TZ`` is False.
 - ``django_cadence.E002``: a ``CADENCE_*`` setting is malformed.
 - ``django_cadence.E003``: the admin is installed without ``dalf``, which its list filters use.
+- ``django_cadence.E004``: database routers that split Cadence's models over several aliases.
 - ``django_cadence.W001``: a SQLite database without IMMEDIATE transactions.
 - ``django_cadence.W002``: a ``CADENCE_EXECUTORS`` pattern that can never match.
 """
@@ -14,7 +15,9 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.core import checks
+from django.db import router
 
+from . import store
 from .conf import validate_all
 from .executors.paths import invalid_patterns
 
@@ -50,6 +53,34 @@ def check_dalf_installed(app_configs: Any = None, **kwargs: Any) -> list[checks.
 @checks.register(checks.Tags.compatibility)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     return [checks.Error(str(problem), id="django_cadence.E002") for problem in validate_all()]
+
+
+@checks.register(checks.Tags.compatibility)
+def check_one_database(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Cadence lives in one database alias (docs/design.md, Databases): the routers must send
+    every read, write and migration of its models there, where its transactions are."""
+    chosen = store.alias()
+    split: list[str] = []
+    for model in apps.get_app_config("django_cadence").get_models():
+        read = router.db_for_read(model)
+        if read != chosen:
+            split.append(f"{model.__name__} is read from {read!r}")
+        written = router.db_for_write(model)
+        if written != chosen:
+            split.append(f"{model.__name__} is written to {written!r}")
+        if not router.allow_migrate_model(chosen, model):
+            split.append(f"{model.__name__} is not migrated in {chosen!r}")
+    if not split:
+        return []
+    return [
+        checks.Error(
+            f"Cadence lives in the database {chosen!r}, but its routers disagree: "
+            f"{'; '.join(split)}.",
+            hint=f"Route every read, write and migration of the django_cadence app to {chosen!r} "
+            "(docs: Run Cadence in its own database).",
+            id="django_cadence.E004",
+        )
+    ]
 
 
 @checks.register(checks.Tags.compatibility)

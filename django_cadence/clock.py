@@ -44,8 +44,8 @@ class DatabaseClock:
     so an estimate is never ahead of the server (invariant 6: never early).
     """
 
-    def __init__(self, using: str = "default", resync: float = 5.0) -> None:
-        self.using = using
+    def __init__(self, using: str | None = None, resync: float = 5.0) -> None:
+        self.using = using or store.alias()
         self.resync = resync
         self._synced: tuple[float, datetime] | None = None  # (monotonic, server instant)
 
@@ -69,8 +69,10 @@ class DatabaseClock:
         return store.of(self.using).read_now()
 
 
-def default_clock(using: str = "default") -> Clock:
-    """The database clock where the server has one worth trusting over ours, else the local."""
+def default_clock(using: str | None = None) -> Clock:
+    """The database clock where the server has one worth trusting over ours, else the local;
+    of Cadence's database (``store.alias()``) unless ``using`` names it."""
+    using = using or store.alias()
     if store.of(using).has_server_clock:
         return DatabaseClock(using)
     return SystemClock()

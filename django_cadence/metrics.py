@@ -35,11 +35,11 @@ from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+from django.db import connections
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from . import signals
+from . import signals, store
 from .clock import default_clock
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Worker
@@ -87,6 +87,7 @@ class DatabaseCollector:
     def collect(self) -> Any:
         from prometheus_client.core import GaugeMetricFamily
 
+        connection = connections[store.alias()]
         opened = connection.connection is None  # a scrape thread: close what we open
         try:
             now = default_clock().now()

@@ -57,7 +57,7 @@ def trigger(
     its retries), marked ``even_if_paused``, and the schedule stays paused (invariant 6).
     """
     now = now or default_clock().now()
-    with transaction.atomic():
+    with transaction.atomic(using=store.alias()):
         target = Schedule.objects.select_for_update().get(pk=_schedule(schedule).pk)
         if not target.enabled and not even_if_paused:
             raise InvalidTransition(
@@ -111,7 +111,7 @@ def retry_now(ids: Iterable[int], *, now: datetime | None = None) -> list[Attemp
     pending) is left alone.
     """
     now = now or default_clock().now()
-    with transaction.atomic():
+    with transaction.atomic(using=store.alias()):
         waiting = list(
             Attempt.objects.select_for_update().filter(
                 pk__in=list(ids), status=Status.PENDING, tries__gte=1, retry_at__gt=now

@@ -15,7 +15,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.http import (
     Http404,
     HttpRequest,
@@ -62,7 +61,7 @@ class ObjectActionsAdmin(GuardedAdmin):
     def perform(self, request: HttpRequest, action: ObjectAction, obj: Any) -> tuple[str, int, str]:
         """Run ``action`` on ``obj`` and record it, all or nothing: the one path of both its
         button and its bulk action. Raises ``CadenceError`` or ``ValidationError`` to refuse."""
-        with transaction.atomic():
+        with operations.all_or_nothing():
             return action.run(self, request, obj)
 
     def get_urls(self) -> list[Any]:

@@ -6,12 +6,14 @@ operations below are admin-only; ``services.py`` has no equivalent yet (see thei
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 
 from django.contrib.admin.models import DELETION, LogEntry
-from django.db import transaction
+from django.db import router, transaction
 from django.http import HttpRequest
 
+from .. import store
 from ..models import Attempt, Status
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
@@ -34,6 +36,17 @@ def has_perm(request: HttpRequest, codename: str) -> bool:
     return request.user.has_perm(f"{APP}.{codename}")
 
 
+@contextlib.contextmanager
+def all_or_nothing() -> Iterator[None]:
+    """A transaction on Cadence's database and, where the admin's history lives in another,
+    one there too: an action and its ``LogEntry`` roll back together when either fails."""
+    with (
+        transaction.atomic(using=store.alias()),
+        transaction.atomic(using=router.db_for_write(LogEntry)),
+    ):
+        yield
+
+
 def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:
     """Delete dead letters, each recorded first in the admin history with its error.
 
@@ -42,7 +55,7 @@ def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:
     (schedule, occurrence, the scrubbed error) is what remains of it. Rows retried meanwhile
     are kept.
     """
-    with transaction.atomic():
+    with all_or_nothing():
         rows = list(
             Attempt.objects.select_for_update()
             .filter(pk__in=list(ids), status=Status.DEAD_LETTER)

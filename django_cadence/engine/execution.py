@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
+from .. import store
 from ..exceptions import ExecutorNotAllowed, Permanent
 from ..executors import allow_list, calling
 from ..executors.payloads import clean_text, outcome_or_none
@@ -73,7 +74,7 @@ def _run_atomic(
     from .outcomes import announce_success, record_success
 
     try:
-        with transaction.atomic():
+        with transaction.atomic(using=store.alias()):
             value = outcome_or_none(calling.call(func, claim.payload, claim.context()))
             if not record_success(claim, value, now_for_commit(), announce=False):
                 raise LostLease

@@ -31,7 +31,7 @@ from ..models import Worker
 logger = logging.getLogger("django_cadence.engine")
 
 
-def enabled(using: str = "default") -> bool:
+def enabled(using: str | None = None) -> bool:
     """Whether workers on this database prove their liveness with a session lock."""
     return cadence_settings.SESSION_LIVENESS and store.of(using).has_session_locks
 
@@ -39,7 +39,7 @@ def enabled(using: str = "default") -> bool:
 class SessionLock:
     """The session lock of one worker, on a connection that nothing else uses."""
 
-    def __init__(self, worker_id: str, using: str = "default") -> None:
+    def __init__(self, worker_id: str, using: str | None = None) -> None:
         self.worker_id = worker_id
         self.using = using
         self._session: Any = None
@@ -77,14 +77,16 @@ class SessionLock:
                 session.close()
 
 
-def lost_workers(workers: Collection[str], using: str = "default") -> set[str]:
+def lost_workers(workers: Collection[str], using: str | None = None) -> set[str]:
     """Of ``workers``, those registered with a session lock that the server no longer sees
     held (two statements)."""
     gone, _ = look(workers, None, using)
     return gone
 
 
-def look(others: Collection[str], me: str | None, using: str = "default") -> tuple[set[str], bool]:
+def look(
+    others: Collection[str], me: str | None, using: str | None = None
+) -> tuple[set[str], bool]:
     """Which of ``others`` (registered with a session lock) the server no longer sees holding
     it, and whether it still sees ``me`` holding mine (True without ``me``): one statement
     asks about all of them, after one read of the registry when there are others."""
@@ -102,6 +104,6 @@ def look(others: Collection[str], me: str | None, using: str = "default") -> tup
     return locked - held, me is None or me in held
 
 
-def still_held(worker_id: str, using: str = "default") -> bool:
+def still_held(worker_id: str, using: str | None = None) -> bool:
     """Whether the server still sees this worker's own lock (its session may have been cut)."""
     return bool(store.of(using).held_session_locks([worker_id]))

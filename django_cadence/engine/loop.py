@@ -55,8 +55,10 @@ class Engine:
         concurrency: int | None = None,
         max_tick: float | None = None,
         inline: bool = False,
-        using: str = "default",
+        using: str | None = None,
     ) -> None:
+        # Cadence lives in one database, the routers' choice: naming another is refused.
+        using = store.alias_or_refuse(using)
         self.clock = clock or default_clock(using)
         self.worker_id = workers.check_worker_id(worker_id) if worker_id else default_worker_id()
         self.concurrency = concurrency or cadence_settings.CONCURRENCY

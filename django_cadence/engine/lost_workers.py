@@ -40,7 +40,7 @@ RECONNECT_BACKOFF_IDLE = 10.0
 
 
 class LostWorkerWatch:
-    def __init__(self, worker_id: str, using: str = "default") -> None:
+    def __init__(self, worker_id: str, using: str | None = None) -> None:
         self.worker_id = worker_id
         self.using = using
         self.session_lock: liveness.SessionLock | None = None  # None: leases alone

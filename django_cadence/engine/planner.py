@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from .. import signals
+from .. import signals, store
 from ..conf import cadence_settings
 from ..executors.payloads import escape_control
 from ..models import Attempt, Schedule, Status, Trigger
@@ -69,7 +69,7 @@ def plan_due(now: datetime, *, batch_size: int | None = None) -> PlanResult:
     """Plan every due occurrence of up to ``batch_size`` schedules (``CADENCE_PLAN_BATCH``),
     locked, in one transaction."""
     batch_size = batch_size or cadence_settings.PLAN_BATCH
-    with transaction.atomic():
+    with transaction.atomic(using=store.alias()):
         schedules = due_schedules(now, batch_size)
         if not schedules:
             return PlanResult(0, 0, False)

@@ -21,7 +21,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Min, Q
 
-from .. import signals
+from .. import signals, store
 from ..conf import cadence_settings
 from ..executors.calling import idempotency_key
 from ..executors.payloads import log_value
@@ -75,7 +75,7 @@ def recover(
         match |= Q(worker__in=lost)
     if everything:
         match = Q()
-    with transaction.atomic():
+    with transaction.atomic(using=store.alias()):
         found = list(
             Attempt.objects.running()
             .filter(match)

@@ -28,15 +28,16 @@ MAX_REASON_CHARS = 500
 DEFAULT_REASON = "marked uncertain by the job"
 
 
-def marker(attempt_id: int, token: str, using: str = "default") -> Callable[[str], None]:
+def marker(attempt_id: int, token: str, using: str | None = None) -> Callable[[str], None]:
     """The ``mark`` an ``AttemptContext`` calls for this try."""
     return functools.partial(mark, attempt_id, token, using=using)
 
 
-def mark(attempt_id: int, token: str, reason: str, *, using: str = "default") -> None:
+def mark(attempt_id: int, token: str, reason: str, *, using: str | None = None) -> None:
     """Mark the attempt held by ``token`` uncertain, durably; raise ``ClaimLost`` if this
     try no longer holds it (the step must then not be taken)."""
     reason = (reason or DEFAULT_REASON)[:MAX_REASON_CHARS]
+    using = using or store.alias()
     if connections[using].in_atomic_block:
         if not store.of(using).has_concurrent_writes:
             raise UncertainNotDurable

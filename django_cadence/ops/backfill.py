@@ -24,6 +24,7 @@ from itertools import islice, takewhile
 
 from django.db import transaction
 
+from .. import store
 from ..engine.planner import overlap_states, planned_row
 from ..models import Attempt, Schedule, Status, Trigger
 from ..models.transitions import history_entry
@@ -87,7 +88,7 @@ def backfill(
     total = count(schedule, start, end)
     added = 0  # pending attempts a dry run would have added (a real run reads them back)
     for chunk in _batches(occurrences(schedule, start, end), batch_size):
-        with transaction.atomic():
+        with transaction.atomic(using=store.alias()):
             locked = Schedule.objects.select_for_update().get(pk=schedule.pk)
             state = _state(locked)
             if dry_run:

@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from .. import signals
+from .. import signals, store
 from ..clock import Clock
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
@@ -97,7 +97,7 @@ def reconcile(
     dry_run: bool = False,
     strict: bool = True,
     holder: str = "",
-    using: str = "default",
+    using: str | None = None,
 ) -> ReconcileResult:
     """Apply the declared schedules; with ``dry_run``, only say what would change.
 
@@ -106,6 +106,7 @@ def reconcile(
     result and left as they are (not disabled), and the valid ones are applied.
     """
     now = now or timezone.now()
+    using = store.alias_or_refuse(using)
     found, errors = declarations.collect()
     declared = {d.name for d in found} | {e.name for e in errors}
     candidates: dict[str, Schedule] = {}
@@ -135,7 +136,7 @@ def reconcile(
     return result
 
 
-def reconcile_on_start(clock: Clock, *, holder: str = "", using: str = "default") -> None:
+def reconcile_on_start(clock: Clock, *, holder: str = "", using: str | None = None) -> None:
     """The engine's start-up reconcile: logs problems and never stops the engine."""
     try:
         if not cadence_settings.RECONCILE_ON_START:

@@ -68,7 +68,7 @@ class Store:
     #: How a statement inserts rows, leaving out any that break a unique constraint.
     insert_ignore: ClassVar[str] = "INSERT OR IGNORE"
 
-    def __init__(self, using: str = "default") -> None:
+    def __init__(self, using: str) -> None:
         self.using = using
 
     @property

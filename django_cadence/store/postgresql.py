@@ -191,7 +191,7 @@ class NotificationListener(threading.Thread):
     next tick (at most ``--max-tick``).
     """
 
-    def __init__(self, wake: Callable[[], None], using: str = "default") -> None:
+    def __init__(self, wake: Callable[[], None], using: str) -> None:
         super().__init__(name="cadence-listener", daemon=True)
         self.wake = wake
         self.using = using

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from django_cadence import store
 from django_cadence.ops import importers
 
 
@@ -37,10 +39,19 @@ class Command(BaseCommand):
             action="store_true",
             help="Create them paused, to run beside the old scheduler until the switch.",
         )
-        parser.add_argument("--database", default="default", help="The database to import into.")
+        parser.add_argument(
+            "--database",
+            default=None,
+            help="Cadence's database alias (the default, where DATABASE_ROUTERS send "
+            "django_cadence); any other is refused.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        source, using = options["source"], options["database"]
+        source = options["source"]
+        try:
+            using = store.alias_or_refuse(options["database"])
+        except ImproperlyConfigured as exc:
+            raise CommandError(str(exc)) from None
         try:
             plan = importers.plan(source, using)
         except ImportError as exc:

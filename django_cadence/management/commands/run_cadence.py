@@ -16,10 +16,10 @@ import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
-from django_cadence import log_output, metrics
+from django_cadence import log_output, metrics, store
 from django_cadence.conf import cadence_settings
 from django_cadence.engine.loop import Engine
 from django_cadence.engine.workers import check_worker_id
@@ -115,7 +115,7 @@ def _refuse_unmigrated_database() -> None:
     A database that cannot be reached is left to the engine, which waits for it to return.
     """
     try:
-        executor = MigrationExecutor(connection)
+        executor = MigrationExecutor(connections[store.alias()])
         plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
     except DatabaseError:
         return

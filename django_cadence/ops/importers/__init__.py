@@ -16,7 +16,7 @@ def sources() -> dict[str, Collect]:
     return {"celery-beat": celery_beat.collect, "django-q": django_q.collect}
 
 
-def plan(source: str, using: str = "default") -> ImportPlan:
+def plan(source: str, using: str | None = None) -> ImportPlan:
     """What importing ``source`` would create, keep and refuse."""
     found, refused = sources()[source]()
     return build_plan(source, found, refused, using)

@@ -20,6 +20,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from ... import store
 from ...models import Schedule
 from ...schedule.describe import format_in_zone, zone
 from .. import declarations
@@ -166,11 +167,12 @@ def build_plan(
     source: str,
     found: list[Found],
     refused: list[Refused],
-    using: str = "default",
+    using: str | None = None,
     now: datetime | None = None,
 ) -> ImportPlan:
     """Validate each found schedule and compare it with the row of the same name, if any."""
     now = now or timezone.now()
+    using = store.alias_or_refuse(using)
     plan = ImportPlan(source, refused=list(refused))
     seen: set[str] = set()
     named = Schedule.objects.using(using).filter(name__in=[item.name for item in found])
@@ -200,8 +202,9 @@ def build_plan(
     return plan
 
 
-def write(plan: ImportPlan, *, paused: bool, using: str = "default") -> list[Schedule]:
+def write(plan: ImportPlan, *, paused: bool, using: str | None = None) -> list[Schedule]:
     """Create the schedules the plan creates; a name taken meanwhile is left as it is."""
+    using = store.alias_or_refuse(using)
     created: list[Schedule] = []
     for entry in plan.creates():
         schedule = entry.candidate
