@@ -29,6 +29,7 @@ from django_cadence import services, store
 from django_cadence.engine import leases, planner
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt, Lock, Schedule, Worker
+from tests.own_database import jobs
 
 pytestmark = pytest.mark.django_db(databases=["default", "cadence"], transaction=True)
 
@@ -102,9 +103,15 @@ def test_an_engine_plans_claims_runs_retries_renews_and_recovers_in_its_database
         retry_cap=timedelta(seconds=10),
     )
 
+    atomic = make_schedule(
+        "atomic", executor=f"{jobs.__name__}.where_atomic_runs", created_at=clock.now()
+    )
+
     clock.advance(MINUTE)
-    engine.tick()  # plans both, claims both, runs both: one succeeds, one fails
+    engine.tick()  # plans all three, claims them, runs them: one fails
     assert Attempt.objects.get(schedule=ok).status == "succeeded"
+    done = Attempt.objects.get(schedule=atomic)
+    assert (done.status, done.outcome) == ("succeeded", {"default": False, "cadence": True})
     failed = Attempt.objects.get(schedule=flaky)
     assert (failed.status, failed.tries) == ("pending", 1)
 
