@@ -91,7 +91,7 @@ servers_only = pytest.mark.skipif(connection.vendor == "sqlite", reason="session
 @pytest.fixture
 def watch(clock):
     """The lost-worker watch of a survivor holding its own session lock."""
-    from django_cadence.engine.tuning import LostWorkerWatch
+    from django_cadence.engine.lost_workers import LostWorkerWatch
 
     survivor = LostWorkerWatch("w-survivor")
     survivor.start(clock.now())
