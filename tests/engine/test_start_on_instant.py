@@ -101,9 +101,7 @@ def test_an_allow_schedule_is_planned_ahead_whatever_runs(schedule_at, clock):
 # --- the claim ----------------------------------------------------------------------------
 
 
-def test_a_claim_ahead_starts_the_try_at_its_ready_time_with_a_lease_from_now(
-    schedule_at, clock
-):
+def test_a_claim_ahead_starts_the_try_at_its_ready_time_with_a_lease_from_now(schedule_at, clock):
     schedule = recording(schedule_at)
     due = schedule.next_run_at
     now = clock.advance(seconds=59.7)
