@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 
+from django_cadence import services
 from django_cadence.conf import cadence_settings
 from django_cadence.engine import leases, planner
 from django_cadence.engine.pool import TryPool
@@ -189,6 +190,42 @@ def test_a_try_taken_from_the_worker_before_its_instant_never_starts(
     assert engine.in_flight == 0
     clock.advance(seconds=1)
     time.sleep(0.3)
+    assert jobs.CALLS == []
+
+
+def test_a_pause_committed_after_the_claim_takes_effect_from_the_next_occurrence(
+    schedule_at, clock, threaded_engine
+):
+    schedule = recording(schedule_at, label="claimed")
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    services.pause(schedule, "maintenance")
+    clock.advance(seconds=0.3)
+    # Claimed before the pause: it runs, as a try that had started would (invariant 6).
+    wait_until(lambda: jobs.CALLS == ["claimed"])
+    wait_until(lambda: engine.tries.has_unrecorded())
+    clock.advance(seconds=60)
+    engine.tick()
+    assert schedule.attempts.get().status == Status.SUCCEEDED
+    assert schedule.attempts.count() == 1  # the next occurrence is not planned while paused
+
+
+def test_a_try_cancelled_before_its_instant_never_starts_and_ends_cancelled(
+    schedule_at, clock, threaded_engine
+):
+    schedule = recording(schedule_at, label="cancelled")
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    attempt = schedule.attempts.get()
+    services.cancel(attempt, now=clock.now())
+    engine._renew(clock.now())  # the renewal learns of the request
+    clock.advance(seconds=0.3)
+    wait_until(lambda: engine.tries.has_unrecorded())
+    engine.tick()
+    attempt.refresh_from_db()
+    assert attempt.status == Status.CANCELLED
     assert jobs.CALLS == []
 
 
