@@ -98,7 +98,9 @@ def _w5_matrix(args) -> None:
     rows = []
     for db in DBS:
         cmd = [sys.executable, "-m", "benchmarks", "run", "W5", "--db", db, "--json-out", "-"]
-        cmd += ["--concurrency", str(args.concurrency)] + (["--quick"] if args.quick else [])
+        if args.concurrency:
+            cmd += ["--concurrency", str(args.concurrency)]
+        cmd += ["--quick"] if args.quick else []
         print(f"# W5 on {db}", flush=True)
         proc = subprocess.run(cmd, cwd=harness.ROOT, capture_output=True, text=True)
         sys.stdout.write(proc.stdout.split("@@JSON@@")[0])
@@ -167,7 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("workload", choices=("W1", "W2", "W3", "W4", "W5"))
     run.add_argument("--db", choices=DBS, default=None)
     run.add_argument("--workers", type=int, default=None)
-    run.add_argument("--concurrency", type=int, default=8)
+    run.add_argument(
+        "--concurrency", type=int, default=None, help="default: CADENCE_CONCURRENCY's default"
+    )
     run.add_argument("--quick", action="store_true", help="shorter windows (W2/W3 20 s)")
     run.add_argument("--profile", action="store_true", help="py-spy on worker w1")
     run.add_argument("--phases", action="store_true", help="CPU and wall time per engine step")
@@ -175,7 +179,12 @@ def main(argv: list[str] | None = None) -> None:
     cmp = sub.add_parser("compare", help="ours and the peers, back to back")
     cmp.add_argument("workloads", nargs="+", choices=("W1", "W2", "W3"))
     cmp.add_argument("--quick", action="store_true")
-    cmp.add_argument("--concurrency", type=int, default=8)
+    cmp.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="ours: default CADENCE_CONCURRENCY; the peers: 8 threads",
+    )
     cmp.add_argument("--peers", default=None, help="comma-separated subset of the peers")
     peers = sub.add_parser("peers", help="list the peers; --setup makes their virtualenvs")
     peers.add_argument("--setup", action="store_true")

@@ -44,6 +44,9 @@ FIGURES: dict[str, list[tuple[int, str, bool]]] = {
     ],
 }
 NOT_IMPLEMENTED: dict[str, str] = {}
+# The peers' thread pools when ``--concurrency`` is not given: the setting every earlier
+# comparison used, so the control stays comparable from run to run.
+PEER_CONCURRENCY = 8
 
 
 def _run(system, workload: str, quick: bool) -> dict[str, Any]:
@@ -83,7 +86,7 @@ def compare(args) -> list[dict[str, Any]]:
                     }
                 )
                 continue
-            peer = PEERS[name](run_dir=run_dir, concurrency=args.concurrency)
+            peer = PEERS[name](run_dir=run_dir, concurrency=args.concurrency or PEER_CONCURRENCY)
             results[name] = _emit(_run(peer, workload, args.quick))
         summary += _figures(workload, results)
     print("== compare: ours / best peer")

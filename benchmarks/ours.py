@@ -84,6 +84,13 @@ def _analyze() -> None:
             cursor.fetchall()
 
 
+def _default_concurrency() -> int:
+    """What a ``run_cadence`` started without ``--concurrency`` runs with."""
+    from django_cadence.conf import cadence_settings
+
+    return cadence_settings.CONCURRENCY
+
+
 class Cadence:
     """N ``run_cadence`` workers on one database."""
 
@@ -94,7 +101,7 @@ class Cadence:
         db: str,
         *,
         workers: int = 1,
-        concurrency: int = 8,
+        concurrency: int | None = None,  # None: the engine's default (CADENCE_CONCURRENCY)
         run_dir: Path,
         count_queries: bool = False,
         profile: bool = False,
@@ -102,7 +109,7 @@ class Cadence:
     ) -> None:
         self.db = db
         self.workers = workers
-        self.concurrency = concurrency
+        self.concurrency = concurrency or _default_concurrency()
         self.run_dir = run_dir
         self.count_queries = count_queries
         self.profile = profile
@@ -142,9 +149,9 @@ class Cadence:
             "--settings=benchmarks.settings",
             "--worker-id",
             name,
-            "--concurrency",
-            str(self.concurrency),
         ]
+        if self.concurrency:
+            args += ["--concurrency", str(self.concurrency)]
         offset = log.stat().st_size if log.exists() else 0
         proc = harness.spawn(args, env=env, log=log)
         self.procs[name] = proc

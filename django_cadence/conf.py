@@ -151,10 +151,11 @@ _SETTINGS = {
         _Setting("CADENCE_MAX_RECOVERIES", 3, _positive_int),
         _Setting("CADENCE_SESSION_LIVENESS", True, _bool),
         # The engine process.
-        _Setting("CADENCE_CONCURRENCY", 4, _positive_int),
+        _Setting("CADENCE_CONCURRENCY", 16, _positive_int),
         _Setting("CADENCE_MAX_TICK", timedelta(seconds=10), _duration),
         _Setting("CADENCE_SHUTDOWN_GRACE", timedelta(seconds=30), _zero_ok_duration),
         _Setting("CADENCE_PLAN_BATCH", 500, _plan_batch),
+        _Setting("CADENCE_CLAIM_AHEAD", timedelta(seconds=0.5), _zero_ok_duration),
         _Setting("CADENCE_STUCK_THREADS_LIMIT", 4, _zero_ok_int),
         # Schedules as code (reconcile.py) and Django tasks (tasks.py).
         _Setting("CADENCE_SCHEDULES", {}, _schedules),
@@ -259,6 +260,10 @@ class CadenceSettings:
     @property
     def PLAN_BATCH(self) -> int:  # noqa: N802
         return self._get("CADENCE_PLAN_BATCH")
+
+    @property
+    def CLAIM_AHEAD(self) -> timedelta:  # noqa: N802
+        return self._get("CADENCE_CLAIM_AHEAD")
 
     @property
     def STUCK_THREADS_LIMIT(self) -> int:  # noqa: N802

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -38,8 +39,11 @@ def claim(
     slots: int,
     due_by: datetime | None = None,
     busy: Busy | None = None,
+    ahead_until: datetime | None = None,
+    ahead_slots: int = 0,
 ) -> list[Claim]:
-    """Claim up to ``slots`` attempts ready by ``due_by`` (default ``now``) for ``worker``.
+    """Claim up to ``slots`` attempts ready by ``due_by`` (default ``now``) for ``worker``,
+    and up to ``ahead_slots`` more that will be ready by ``ahead_until``.
 
     Each gets a fresh claim token and a lease from ``now``. The engine passes its clock
     rather than an instant: the start is then read once the candidates are locked. An
@@ -49,22 +53,33 @@ def claim(
 
     ``busy`` names what still runs in this worker's threads: a try taken from it may be
     running yet, and this worker never starts its attempt (or its serial schedule) again.
+
+    A try claimed ahead of its ready time starts at that time (its ``started_at``), from
+    the worker's start timer: the claim, its token, its lease and the overlap check happen
+    now, off the path between the instant and the start (docs/design.md, "Starting on the
+    instant").
     """
-    if slots <= 0:
+    ahead_slots = ahead_slots if ahead_until is not None else 0
+    if slots <= 0 and ahead_slots <= 0:
         return []
     clock: Callable[[], datetime] = now if callable(now) else lambda: now
     if due_by is None:
         due_by = clock()
+    read_by = max(due_by, ahead_until) if ahead_until is not None and ahead_slots else due_by
     using = Attempt.objects.db
     with transaction.atomic(using):
         # One statement reads and locks the candidates and their schedules (a schedule
         # locked by another worker leaves its attempts to a later tick).
         candidates = _CANDIDATES.rows(
-            using, _window(slots), due_by, setup=store.of(using).claim_setup_sql
+            using,
+            _window(max(slots, 0) + ahead_slots),
+            read_by,
+            setup=store.of(using).claim_setup_sql,
         )
         if not candidates:
             return []
-        chosen = _choose(candidates, slots, busy or Busy(set(), set()))
+        budget = _Budget(now=max(slots, 0), ahead=ahead_slots, due_by=due_by)
+        chosen = _choose(candidates, budget, busy or Busy(set(), set()))
         if not chosen:
             return []
         claims = _start_tries(using, chosen, worker, clock())
@@ -72,7 +87,8 @@ def claim(
 
 
 def _start_tries(using: str, chosen: list[Any], worker: str, started: datetime) -> list[Claim]:
-    """Mark the chosen attempts running in one statement; their claims.
+    """Mark the chosen attempts running in one statement; their claims. Each starts at
+    ``started`` or, claimed ahead, at its ready time.
 
     Each try's token is a fresh random batch prefix plus the attempt id: unguessable, and
     unique per try since every claim draws a new one.
@@ -87,7 +103,8 @@ def _start_tries(using: str, chosen: list[Any], worker: str, started: datetime) 
         lease_until=started + cadence_settings.LEASE,
     )
     jobs: dict[str, executors.JobOptions] = {}  # one look-up per executor and batch
-    return [claim_of(c, f"{batch}{c.id}", started, worker, jobs) for c in chosen]
+    # A try claimed ahead starts at its ready time, as the row says (``start_tries``).
+    return [claim_of(c, f"{batch}{c.id}", max(started, c.retry_at), worker, jobs) for c in chosen]
 
 
 def _window(slots: int) -> int:
@@ -119,6 +136,7 @@ _CLAIM_FIELDS = (
     "schedule__retry_cap",
     "schedule__max_runtime",
     "schedule__pause_after_failures",
+    "retry_at",
 )
 
 
@@ -173,9 +191,33 @@ class Busy(NamedTuple):
     schedules: set[int]
 
 
-def _choose(candidates: list[Any], slots: int, busy: Busy) -> list[Any]:
+@dataclass
+class _Budget:
+    """How many tries a claim may take: ready now (``due_by``), and ready later (ahead)."""
+
+    now: int
+    ahead: int
+    due_by: datetime
+
+    def take(self, retry_at: datetime) -> bool:
+        """Spend a slot of the right kind on an attempt ready at ``retry_at``, if one is left."""
+        if retry_at <= self.due_by:
+            if self.now <= 0:
+                return False
+            self.now -= 1
+        else:
+            if self.ahead <= 0:
+                return False
+            self.ahead -= 1
+        return True
+
+    def spent(self) -> bool:
+        return self.now <= 0 and self.ahead <= 0
+
+
+def _choose(candidates: list[Any], budget: _Budget, busy: Busy) -> list[Any]:
     """Pick attempts to start: any number per ``allow`` schedule, one per serial schedule,
-    none that this worker still runs (``busy``).
+    none that this worker still runs (``busy``), within the budget of each kind.
 
     The read passes at most one attempt per serial schedule (any later one has an earlier
     one pending); a batch holds to that whatever the read returns.
@@ -185,12 +227,15 @@ def _choose(candidates: list[Any], slots: int, busy: Busy) -> list[Any]:
     for attempt in candidates:
         if attempt.id in busy.attempts:
             continue
-        if policies.is_serial(attempt.schedule_overlap):
-            if attempt.schedule_id in serial_taken:
-                continue
+        serial = policies.is_serial(attempt.schedule_overlap)
+        if serial and attempt.schedule_id in serial_taken:
+            continue
+        if not budget.take(attempt.retry_at):
+            continue
+        if serial:
             serial_taken.add(attempt.schedule_id)
         chosen.append(attempt)
-        if len(chosen) == slots:
+        if budget.spent():
             break
     return chosen
 

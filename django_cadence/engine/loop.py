@@ -1,10 +1,12 @@
 """The engine: composes clock, planner, claims, held tries and recovery into ticks.
 
-``tick()`` does one pass (record finished tries, enforce timeouts, renew leases, recover lost
-attempts, plan due schedules, claim and start ready attempts) and returns how long the engine
-may sleep: until the next due occurrence, ready retry, lease renewal or running deadline,
-bounded by the maximum tick. ``run()`` loops over ticks until asked to stop, survives a
-database outage by backing off and reconnecting, and drains on shutdown.
+``tick()`` does one pass (record finished tries, enforce timeouts, beat and renew leases,
+recover lost attempts, plan due schedules, claim and start ready attempts) and returns how
+long the engine may sleep: until the next due occurrence or ready retry (less the claim-ahead
+horizon: what is due within ``CADENCE_CLAIM_AHEAD`` is planned and claimed before its instant
+and started on it by a timer), lease renewal or running deadline, bounded by the maximum tick.
+``run()`` loops over ticks until asked to stop, survives a database outage by backing off and
+reconnecting, and drains on shutdown.
 """
 
 from __future__ import annotations
@@ -30,18 +32,13 @@ from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
 from .tries import HeldTries
+from .tuning import AHEAD_ROUNDS, FINISH_WINDOW, PAUSE
 
 logger = logging.getLogger("django_cadence.engine")
 
 
 def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-
-
-# How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
-FINISH_WINDOW = 0.002
-# A wait that overran by this many seconds means the process was paused (SIGSTOP, a frozen VM).
-PAUSE = 1.0
 
 
 class Engine:
@@ -67,6 +64,10 @@ class Engine:
         )
         self.inline = inline
         self.using = using
+        # Plan and claim what is due this far ahead, and start it on its instant from a timer
+        # (docs/design.md, "Starting on the instant"); an inline engine runs tries as it
+        # claims them, so it never claims ahead.
+        self.ahead = timedelta(0) if inline else cadence_settings.CLAIM_AHEAD
         self.claiming = True
         self.due_by: datetime | None = None  # --once: only what was due when it started
         self.claimed_last_tick = 0
@@ -95,40 +96,67 @@ class Engine:
         reset_queries()
         now = self.clock.now()
         self._renew_after_a_pause()
-        self.tries.record_finished()
-        self.tries.release_waited_too_long()
-        self.tries.enforce_timeouts(now)
-        self._check_stuck(now)
-        self._heartbeat(now)
-        self._watch_liveness(now)
+        self._record_finished_tries()
+        self._enforce_timeouts(now)
+        if self._renewal_due(now):
+            self._beat(now)
+            self._renew(now)
+        self._recover_lost_workers(now)
         self.claimed_last_tick = 0
         if self.claiming:
             self._plan_and_claim(now)
         return self._sleep_seconds(self.clock.now())
 
+    # --- the steps of a tick ---------------------------------------------------------------
+
+    def _record_finished_tries(self) -> None:
+        """Write the outcomes of the tries that ended; hand back those that waited too long
+        for a thread."""
+        self.tries.record_finished()
+        self.tries.release_waited_too_long()
+
+    def _enforce_timeouts(self, now: datetime) -> None:
+        """Fail the tries past their deadline, and count the threads that never gave theirs
+        back (``_check_stuck``)."""
+        self.tries.enforce_timeouts(now)
+        self._check_stuck(now)
+
     def _plan_and_claim(self, now: datetime) -> None:
-        """Plan what is due (in batches on a backlog) and start what is ready."""
+        """Plan what is due, or due within the claim-ahead horizon (in batches on a
+        backlog), and claim and start what is ready."""
         due_by = min(now, self.due_by) if self.due_by else now
-        plan = self._due.must_plan(due_by)
+        # --once runs only what was due when it started: nothing ahead.
+        ahead_until = due_by + self.ahead if self.ahead and self.due_by is None else None
+        plan = self._due.must_plan(due_by, ahead_until or due_by)
+        deferred: datetime | None = None
         while True:
-            more = plan and planner.plan_due(due_by).more
+            more = False
+            if plan:
+                result = planner.plan_due(due_by, ahead_until=ahead_until)
+                more = result.more
+                if result.deferred and (deferred is None or result.deferred < deferred):
+                    deferred = result.deferred
             # Start what is planned before planning the next batch of a large backlog.
-            self._claim_and_start(due_by)
+            self._claim_and_start(due_by, ahead_until)
             if not more:
                 break
         if plan:
-            self._due.planned()
+            self._due.planned(deferred)
         self._overdue.probe(now)
         if self.inline:
             self.tries.record_finished()
 
-    def _claim_and_start(self, due_by: datetime) -> None:
-        """Claim and start batches while slots are free and attempts are ready."""
+    def _claim_and_start(self, due_by: datetime, ahead_until: datetime | None) -> None:
+        """Claim and start batches while slots are free and attempts are ready (or will be
+        by ``ahead_until``: those wait on the start timer)."""
         if not self._lost_workers.may_claim():
             return
         while True:
-            slots = self.tries.capacity() - len(self.tries)
-            if slots <= 0:
+            slots = max(0, self.tries.capacity() - self.tries.due())
+            ahead_slots = 0
+            if ahead_until is not None:
+                ahead_slots = max(0, self.concurrency * AHEAD_ROUNDS - self.tries.waiting())
+            if slots + ahead_slots <= 0:
                 return
             # The clock, not an instant: a try's started_at, lease and deadline count from
             # the moment its row is locked.
@@ -138,6 +166,8 @@ class Engine:
                 slots=slots,
                 due_by=due_by,
                 busy=self.tries.running_here(),
+                ahead_until=ahead_until,
+                ahead_slots=ahead_slots,
             )
             self.claimed_last_tick += len(claims)
             if claims:
@@ -146,7 +176,7 @@ class Engine:
                 self.tries.start(claim)
             if self.inline:
                 self.tries.record_finished()
-            if len(claims) < slots:
+            if len(claims) < slots + ahead_slots:
                 return
 
     def _check_stuck(self, now: datetime) -> None:
@@ -179,10 +209,15 @@ class Engine:
     def _renewal_period(self) -> float:
         return cadence_settings.LEASE.total_seconds() / 3
 
-    def _heartbeat(self, now: datetime) -> None:
+    def _renewal_due(self, now: datetime) -> bool:
+        """Every third of the lease (sooner after a pause or a change of stuck threads)."""
         if self._next_heartbeat and now < self._next_heartbeat:
-            return
+            return False
         self._next_heartbeat = now + cadence_settings.LEASE / 3
+        return True
+
+    def _beat(self, now: datetime) -> None:
+        """The worker's heartbeat row: alive, how many tries it holds, its stuck threads."""
         if self._registered:
             workers.beat(
                 self.worker_id,
@@ -191,7 +226,6 @@ class Engine:
                 stuck_threads=self.tries.stuck.count(now),
                 stuck_since=self.tries.stuck.since(now),
             )
-        self._renew(now)
 
     def _renew(self, now: datetime) -> None:
         """Renew (and so re-assert) every lease held; stop the tries it no longer holds."""
@@ -200,7 +234,7 @@ class Engine:
         self.tries.cancel_revoked(renewal.revoked)
         self.tries.lose(renewal.lost, "its lease was taken over")
 
-    def _watch_liveness(self, now: datetime) -> None:
+    def _recover_lost_workers(self, now: datetime) -> None:
         """Recover lost workers' attempts; re-assert this worker's tries when it has just
         taken its session lock again."""
         if self._lost_workers.probe(now, has_tries=bool(self.tries)):
@@ -214,11 +248,16 @@ class Engine:
         flowing = self.claimed_last_tick > 0 and bool(self.tries)
         next_due = self._due.next_due(now, flowing=flowing)
         next_ready = next_lease = None
-        if not flowing and len(self.tries) < self.concurrency:
+        if not flowing and self.tries.due() < self.concurrency:
             next_ready = next_event.next_ready()
         if not flowing:
             next_lease = next_event.next_lease_end()
-        candidates += [at for at in (next_due, next_ready) if at]
+        if next_due and not self._due.deferred(next_due):
+            candidates.append(self._ahead_of(next_due, now))
+        elif next_due:
+            candidates.append(next_due)  # left to plan on its instant
+        if next_ready:
+            candidates.append(self._ahead_of(next_ready, now))
         if next_lease:
             candidates.append(next_lease + cadence_settings.RECOVERY_GRACE)
         wake_at = self._lost_workers.wake_at()
@@ -237,6 +276,12 @@ class Engine:
         # From the clock read now, after this method's queries: counted from ``now`` the
         # engine would wake as late as those queries took.
         return max(0.0, (earliest - self.clock.now()).total_seconds())
+
+    def _ahead_of(self, at: datetime, now: datetime) -> datetime:
+        """When to plan or claim what is due at ``at``: the claim-ahead horizon before it,
+        or at ``at`` itself once that is past (what is left then waits for its instant)."""
+        early = at - self.ahead
+        return early if early > now else at
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -385,7 +430,7 @@ class Engine:
         """Stop claiming, let running tries finish within ``grace``, release the rest."""
         self.claiming = False
         try:
-            self.tries.release_queued()  # claimed ahead, never started: any worker may take them
+            self.tries.release_unstarted()  # never started: any worker may take them
         except DatabaseError as exc:
             logger.error(
                 "could not release attempts (%s); their leases will expire", log_value(exc)

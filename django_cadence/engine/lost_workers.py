@@ -14,29 +14,23 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import DatabaseError
 
 from .. import store
 from ..conf import cadence_settings
 from . import liveness, recovery
+from .tuning import (
+    LIVENESS_PROBE,
+    LIVENESS_WINDOW,
+    RECONNECT_BACKOFF_HOLDING,
+    RECONNECT_BACKOFF_IDLE,
+    RECOVERY_PROBE,
+    RESTART_WINDOW,
+)
 
 logger = logging.getLogger("django_cadence.engine")
-
-# How often the recovery read runs: every half second while another worker with a session
-# lock runs attempts, or this one holds tries (its own lock may be cut), else every second.
-RECOVERY_PROBE = timedelta(seconds=1)
-LIVENESS_PROBE = timedelta(seconds=0.5)
-# How long another worker's lock must be seen gone, by probes of a connected engine, before
-# its running attempts are recovered: a cut worker finds out and takes it again within a probe.
-LIVENESS_WINDOW = timedelta(seconds=1)
-# After this engine's own reconnect, how long it trusts no sighting of a lost lock and no
-# expired lease: longer than a worker's reconnect backoff while it holds tries
-# (``RECONNECT_BACKOFF_HOLDING``), so that a live worker is back, locked and re-asserted first.
-RESTART_WINDOW = timedelta(seconds=5)
-RECONNECT_BACKOFF_HOLDING = 1.0
-RECONNECT_BACKOFF_IDLE = 10.0
 
 
 class LostWorkerWatch:

@@ -7,13 +7,14 @@ due, ready and lease indexes), compiled once: the engine asks after every tick.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q, QuerySet
 
 from ..models import Attempt, Schedule
 from ..store.prepared import PreparedRead
+from .tuning import NEXT_DUE_MAX_AGE
 
 
 def _next_due(_shape: None, _value: None) -> QuerySet[Any, Any]:
@@ -66,10 +67,6 @@ def next_lease_end() -> datetime | None:
     return _first(_NEXT_LEASE_END)
 
 
-# How old the reading of the next due instant may be while work flows and it is reused.
-NEXT_DUE_MAX_AGE = timedelta(seconds=1)
-
-
 class DueWatch:
     """The next due instant as the engine last read it, and whether a tick must plan.
 
@@ -83,19 +80,30 @@ class DueWatch:
         self.read_at: datetime | None = None  # None: not read yet, so plan
         self._changed = False  # a notice said schedules or attempts changed: plan now
         self._stale = False  # the last tick planned: read the next due instant again
+        # The earliest slot the last planning left for its instant (``planner.PlanResult``):
+        # until then, slots due ahead from it on are not worth another planning read.
+        self._deferred: datetime | None = None
 
     def notice(self) -> None:
         self._changed = True
 
-    def must_plan(self, due_by: datetime) -> bool:
+    def must_plan(self, due_by: datetime, horizon: datetime) -> bool:
+        """Whether a slot is due by ``due_by``, or by ``horizon`` (planned ahead) unless the
+        last planning left it for its instant."""
         changed, self._changed = self._changed, False
-        due = self.at is not None and self.at <= due_by
+        at = self.at
+        due = at is not None and (at <= due_by or (at <= horizon and not self.deferred(at)))
         return changed or due or self.read_at is None
 
-    def planned(self) -> None:
+    def planned(self, deferred: datetime | None = None) -> None:
         """What was due is planned: read the next due instant again before sleeping, rather
         than plan again, for nothing, on the reading that made this tick plan."""
         self._stale = True
+        self._deferred = deferred
+
+    def deferred(self, at: datetime) -> bool:
+        """Whether a slot due at ``at`` waits for its instant to be planned."""
+        return self._deferred is not None and at >= self._deferred
 
     def next_due(self, now: datetime, *, flowing: bool) -> datetime | None:
         """The next due instant; while work flows a reading under ``NEXT_DUE_MAX_AGE`` old

@@ -37,6 +37,9 @@ class PlanResult:
     schedules: int  # schedules planned in this batch
     attempts: int  # attempt rows written (pending, skipped and missed records)
     more: bool  # the batch was full: call again before sleeping
+    # The earliest slot left to plan on its instant: due ahead, but its serial schedule had
+    # an attempt running or waiting (``may_plan_ahead``).
+    deferred: datetime | None = None
 
 
 # Every column, in the model's order: rows become instances as the ORM would make them.
@@ -65,21 +68,37 @@ def due_schedules(now: datetime, batch_size: int) -> list[Schedule]:
     ]
 
 
-def plan_due(now: datetime, *, batch_size: int | None = None) -> PlanResult:
+def plan_due(
+    now: datetime, *, batch_size: int | None = None, ahead_until: datetime | None = None
+) -> PlanResult:
     """Plan every due occurrence of up to ``batch_size`` schedules (``CADENCE_PLAN_BATCH``),
-    locked, in one transaction."""
+    locked, in one transaction; with ``ahead_until``, also the occurrences due by then.
+
+    Planning ahead of the instant decides misfire from ``now`` (an occurrence not yet due is
+    on time) and overlap from what the schedule has in flight now; a serial schedule with an
+    attempt running or waiting is left to be planned on its instant, when its state may
+    differ (docs/design.md, "Starting on the instant").
+    """
     batch_size = batch_size or cadence_settings.PLAN_BATCH
+    horizon = max(now, ahead_until) if ahead_until is not None else now
     with transaction.atomic(using=store.alias()):
-        schedules = due_schedules(now, batch_size)
+        schedules = due_schedules(horizon, batch_size)
         if not schedules:
             return PlanResult(0, 0, False)
-        loaded = {s.pk: (s.occurrence_count, s.missed_count) for s in schedules}
+        read = len(schedules)
         states = overlap_states([s.pk for s in schedules])
+        deferred = [s for s in schedules if not _may_plan_ahead(s, now, states[s.pk])]
+        if deferred:
+            schedules = [s for s in schedules if s not in deferred]
+        deferred_at = min((s.next_run_at for s in deferred if s.next_run_at), default=None)
+        if not schedules:
+            return PlanResult(0, 0, False, deferred_at)
+        loaded = {s.pk: (s.occurrence_count, s.missed_count) for s in schedules}
         rows: list[PlannedRow] = []
         to_cancel: list[int] = []
         to_supersede: list[int] = []
         for schedule in schedules:
-            planned, admission = _plan_schedule(schedule, now, states[schedule.pk])
+            planned, admission = _plan_schedule(schedule, now, states[schedule.pk], horizon)
             rows.extend(planned)
             if admission.cancel_running:
                 to_cancel.append(schedule.pk)
@@ -98,7 +117,16 @@ def plan_due(now: datetime, *, batch_size: int | None = None) -> PlanResult:
             )
     for row in rows:
         _announce(row)
-    return PlanResult(len(schedules), len(rows), len(schedules) == batch_size)
+    return PlanResult(len(schedules), len(rows), read == batch_size, deferred_at)
+
+
+def _may_plan_ahead(schedule: Schedule, now: datetime, state: policies.OverlapState) -> bool:
+    """Whether a due schedule is planned now: on or past its instant always; ahead of it
+    when its overlap policy would admit the occurrence whatever finishes meanwhile."""
+    assert schedule.next_run_at is not None  # a due schedule has its next occurrence
+    if schedule.next_run_at <= now:
+        return True
+    return not policies.is_serial(schedule.overlap) or not (state.running or state.waiting)
 
 
 def _advance(schedules: list[Schedule], loaded: dict[int, tuple[int, int]]) -> None:
@@ -175,7 +203,8 @@ def overlap_states(schedule_ids: list[int]) -> dict[int, policies.OverlapState]:
 
 
 def due_occurrences(schedule: Schedule, now: datetime, limit: int | None) -> list[datetime]:
-    """The schedule's occurrences from ``next_run_at`` up to ``now`` (at most ``limit``)."""
+    """The schedule's occurrences from ``next_run_at`` up to ``now`` (at most ``limit``);
+    the planner passes its horizon as ``now`` when it plans ahead."""
     assert schedule.next_run_at is not None  # a due schedule has its next occurrence
     after = schedule.next_run_at - MICROSECOND
     spec = schedule.spec()
@@ -184,13 +213,14 @@ def due_occurrences(schedule: Schedule, now: datetime, limit: int | None) -> lis
 
 
 def _plan_schedule(
-    schedule: Schedule, now: datetime, state: policies.OverlapState
+    schedule: Schedule, now: datetime, state: policies.OverlapState, horizon: datetime
 ) -> tuple[list[PlannedRow], policies.Admission]:
-    """Rows for one schedule's due occurrences, and what the overlap policy asks of the
-    attempts it already has (cancel the running one, supersede the waiting ones)."""
+    """Rows for one schedule's occurrences due by ``horizon``, and what the overlap policy
+    asks of the attempts it already has (cancel the running one, supersede the waiting
+    ones)."""
     fire_all = schedule.misfire == "fire_all"
     max_catchup = cadence_settings.MAX_CATCHUP
-    due = due_occurrences(schedule, now, max_catchup if fire_all else None)
+    due = due_occurrences(schedule, horizon, max_catchup if fire_all else None)
     if not due:  # bounds changed under us: nothing due after all
         schedule.next_run_at = schedule.compute_next_run_at()
         return [], policies.Admission(statuses=())

@@ -5,6 +5,9 @@ database (a new server process on PostgreSQL). These threads live on, and so do 
 connections, unless one broke. A try that timed out may never give its thread back, so
 the pool never waits for one: it starts a new thread whenever none is idle, and threads
 beyond the pool's size exit when they finish.
+
+Threads start only when a try needs one, and a thread idle for ``THREAD_IDLE_EXIT`` exits
+and closes its connections: a pool sized for a burst costs nothing between bursts.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import time
 from collections.abc import Callable
 
 from django.db import DatabaseError, connections
+
+from .tuning import THREAD_IDLE_EXIT
 
 
 def _drop_broken_connections() -> None:
@@ -29,8 +34,11 @@ def _drop_broken_connections() -> None:
 
 
 class TryPool:
-    def __init__(self, size: int, name: str = "cadence-try") -> None:
+    def __init__(
+        self, size: int, name: str = "cadence-try", idle_exit: float = THREAD_IDLE_EXIT
+    ) -> None:
         self.size = size
+        self.idle_exit = idle_exit
         self.name = name
         self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -54,7 +62,12 @@ class TryPool:
     def _work(self) -> None:
         try:
             while True:
-                task = self._tasks.get()
+                try:
+                    task = self._tasks.get(timeout=self.idle_exit)
+                except queue.Empty:
+                    if self._leave_idle():
+                        return
+                    continue  # a task was handed to an idle thread meanwhile: take it
                 if task is None:
                     return
                 try:
@@ -68,6 +81,21 @@ class TryPool:
                     self._idle += 1
         finally:
             connections.close_all()
+
+    def _leave_idle(self) -> bool:
+        """An idle thread leaves, unless a submit counted on it (its task is on its way)."""
+        with self._lock:
+            if self._idle <= 0:
+                return False
+            self._idle -= 1
+            self._threads -= 1
+            return True
+
+    @property
+    def threads(self) -> int:
+        """Threads alive: running a try or idle."""
+        with self._lock:
+            return self._threads
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Stop idle threads and wait (up to ``timeout``) until they closed their connections.

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-# A job that heeds its cancel event returns within moments of its timeout; a thread still in
-# its job this long after is stuck.
-STUCK_AFTER = timedelta(seconds=1)
+from .tuning import STUCK_AFTER
 
 
 @dataclass(frozen=True)

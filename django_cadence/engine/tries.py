@@ -1,5 +1,5 @@
-"""The tries a worker holds: running on the pool's threads or queued for one, and their
-outcomes, written in batches by the engine's thread.
+"""The tries a worker holds: waiting for their instant (claimed ahead of it), running on the
+pool's threads or queued for one, and their outcomes, written in batches by the engine's thread.
 
 Threads only run tries and hand back results (``finished``); every database write of an
 outcome happens on the engine's thread, in ``record_finished``, so successes that end
@@ -24,19 +24,11 @@ from . import leases, outcomes
 from .claims import Claim
 from .execution import TryResult, run_try
 from .pool import TryPool
+from .start_timer import StartTimer
 from .stuck import StuckThread, StuckThreads
+from .tuning import QUEUE_MAX_ROUNDS, QUEUE_MAX_RUNTIME, QUEUE_MAX_WAIT, QUEUE_TIME
 
 logger = logging.getLogger("django_cadence.engine")
-
-# Claiming ahead (``capacity``): while the tries' average run time is under this many
-# seconds, a worker holds more tries than it has threads (the first run, the rest wait for
-# threads): as many rounds of ``concurrency`` as its threads would start within
-# CLAIM_AHEAD_QUEUE_TIME, up to CLAIM_AHEAD_MAX_ROUNDS.
-CLAIM_AHEAD_MAX_RUNTIME = 0.05
-CLAIM_AHEAD_QUEUE_TIME = 0.15
-CLAIM_AHEAD_MAX_ROUNDS = 16
-# A try claimed ahead that found no thread within this many seconds is handed back.
-CLAIM_AHEAD_MAX_WAIT = 1.0
 
 
 @dataclass
@@ -48,6 +40,7 @@ class Held:
     queued_at: float | None = None  # monotonic; set while it waits for a thread
     returned: bool = False  # its thread is done with it (set under the queue lock)
     abandoned: bool = False  # timed out on its thread, which is now stuck (``stuck``)
+    waiting: bool = False  # claimed ahead: on the start timer until its instant
 
 
 class HeldTries:
@@ -81,6 +74,8 @@ class HeldTries:
         self._queue_lock = threading.Lock()
         self._pool = TryPool(concurrency)
         self.stuck = StuckThreads()  # threads whose try timed out and never returned
+        # Claimed ahead of their instant: started by this timer when it comes.
+        self.timer: StartTimer[Held] = StartTimer(clock, self._launch)
 
     def __len__(self) -> int:
         return len(self.held)
@@ -94,15 +89,25 @@ class HeldTries:
             return bool(self._done)
 
     def still_running(self) -> int:
-        """Tries started and not yet finished (queued ones not counted)."""
+        """Tries started and not yet finished (queued and waiting ones not counted)."""
+        waiting = len(self.timer)
         with self._done_lock:
-            return len(self.held) - len(self._done) - len(self.queued)
+            return len(self.held) - len(self._done) - len(self.queued) - waiting
+
+    def waiting(self) -> int:
+        """Tries claimed ahead of their instant, not started yet."""
+        return len(self.timer)
+
+    def due(self) -> int:
+        """Tries held whose instant has come: running, queued for a thread, or unrecorded."""
+        return len(self.held) - len(self.timer)
 
     def close(self) -> None:
         """Stop the try threads that are idle (and close their database connections).
 
         Stuck threads are not waited for: they would hold the exit of a worker that must go.
         """
+        self.timer.close()
         self._pool.shutdown(timeout=0.5 if len(self.stuck) else 5.0)
 
     # --- how many to hold ---------------------------------------------------------------
@@ -115,34 +120,44 @@ class HeldTries:
         milliseconds would leave their threads idle while the engine records and claims the
         next ones. Tries claimed ahead wait in a queue, and a thread that finishes one takes
         the next at once. Their lease and deadline count from their claim like any other's;
-        one that waits longer than ``CLAIM_AHEAD_MAX_WAIT`` (a long try came along) is handed
+        one that waits longer than ``QUEUE_MAX_WAIT`` (a long try came along) is handed
         back for any worker to claim.
         """
         return self.concurrency * self.rounds_ahead()
 
     def rounds_ahead(self) -> int:
         """Rounds of ``concurrency`` tries to hold: 1 (no queue) until tries are seen to be
-        short, then as many as the threads would start within ``CLAIM_AHEAD_QUEUE_TIME`` at
+        short, then as many as the threads would start within ``QUEUE_TIME`` at
         the tries' average run time.
 
         A burst of one-shots is planned in batches, and while the engine plans the next batch
         its threads run what is queued: a deeper queue keeps them busy through it.
         """
         average = self.runtime_avg
-        if self.inline or average is None or average >= CLAIM_AHEAD_MAX_RUNTIME:
+        if self.inline or average is None or average >= QUEUE_MAX_RUNTIME:
             return 1
-        return min(CLAIM_AHEAD_MAX_ROUNDS, 1 + int(CLAIM_AHEAD_QUEUE_TIME / max(average, 1e-6)))
+        return min(QUEUE_MAX_ROUNDS, 1 + int(QUEUE_TIME / max(average, 1e-6)))
 
     # --- running -------------------------------------------------------------------------
 
     def start(self, claim: Claim) -> None:
-        """Run the try on a free thread, or queue it for the next one to come free."""
+        """Run the try on a free thread, or queue it for the next one to come free; a try
+        claimed ahead of its instant waits for it on the start timer."""
         held = Held(claim)
         self.held[claim.token] = held
         if self.inline:
             _send_started(claim)
             self._finished(claim, run_try(claim, self.clock.now))
             return
+        if claim.started_at > self.clock.now():
+            held.waiting = True
+            self.timer.add(claim.started_at, held)
+            return
+        self._launch(held)
+
+    def _launch(self, held: Held) -> None:
+        """Run a try whose instant has come on a free thread, or queue it for one."""
+        held.waiting = False
         held.done = threading.Event()
         with self._queue_lock:
             start_now = self.busy < self.concurrency
@@ -208,6 +223,7 @@ class HeldTries:
                 continue
             claim = held.claim
             claim.cancel_event.set()
+            self.timer.discard(held)  # claimed ahead and not started: it never will
             with self._queue_lock:
                 if any(waiting is held for waiting in self.queued):
                     self.queued = deque(w for w in self.queued if w is not held)
@@ -234,12 +250,21 @@ class HeldTries:
     # --- handing back and writing outcomes ----------------------------------------------
 
     def release_waited_too_long(self) -> None:
-        """Hand back tries claimed ahead that found no thread within ``CLAIM_AHEAD_MAX_WAIT``."""
-        self.release_queued(older_than=CLAIM_AHEAD_MAX_WAIT)
+        """Hand back tries claimed ahead that found no thread within ``QUEUE_MAX_WAIT``."""
+        self.release_queued(older_than=QUEUE_MAX_WAIT)
 
     def next_handback(self, now: datetime) -> datetime | None:
         """When a try queued now would be handed back, if any is queued."""
-        return now + timedelta(seconds=CLAIM_AHEAD_MAX_WAIT) if self.queued else None
+        return now + timedelta(seconds=QUEUE_MAX_WAIT) if self.queued else None
+
+    def release_unstarted(self) -> None:
+        """Hand back every try not started yet: waiting for its instant or for a thread."""
+        waiting = self.timer.take_all()
+        for held in waiting:
+            self.held.pop(held.claim.token, None)
+        if waiting:
+            leases.release([h.claim for h in waiting], self.clock.now())
+        self.release_queued()
 
     def release_queued(self, older_than: float = 0.0) -> None:
         """Hand back tries claimed ahead that waited ``older_than`` seconds for a thread."""
@@ -259,6 +284,7 @@ class HeldTries:
 
     def release_all(self) -> None:
         """Cancel what still runs and hand every held try back (a shutdown past its grace)."""
+        self.timer.take_all()
         claims = self.claims()
         for claim in claims:
             claim.cancel_event.set()
@@ -334,7 +360,7 @@ class HeldTries:
         expired = [  # a queued try has not started; it is handed back before long
             (token, held)
             for token, held in self.held.items()
-            if now >= held.claim.deadline and held.queued_at is None
+            if now >= held.claim.deadline and held.queued_at is None and not held.waiting
         ]
         for token, held in expired:
             claim = held.claim

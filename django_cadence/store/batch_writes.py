@@ -86,7 +86,8 @@ def advance_schedules(
 def start_tries(
     using: str, ids: Sequence[int], *, batch: str, worker: str, now: datetime, lease_until: datetime
 ) -> int:
-    """Mark the claimed attempts running for ``worker``: token ``batch + id``, one more try."""
+    """Mark the claimed attempts running for ``worker``: token ``batch + id``, one more try,
+    started at ``now`` or, for a try claimed ahead of its ready time, at that time."""
     connection, table, column = _names(using)
     store, adapt = store_of(using), connection.ops
     where, where_params = store.in_list(column("id"), ids)
@@ -95,7 +96,9 @@ def start_tries(
         f"UPDATE {table} SET {column('status')} = %s, "  # noqa: S608
         f"{column('claim_token')} = {store.token_of_id(column('id'))}, "
         f"{column('lease_until')} = %s, {column('worker')} = %s, "
-        f"{column('tries')} = {column('tries')} + 1, {column('started_at')} = %s, "
+        f"{column('tries')} = {column('tries')} + 1, "
+        f"{column('started_at')} = CASE WHEN {column('retry_at')} > %s "
+        f"THEN {column('retry_at')} ELSE %s END, "
         f"{column('cancel_requested')} = %s WHERE {where}"
     )
     params = [
@@ -103,6 +106,7 @@ def start_tries(
         batch,
         adapt.adapt_datetimefield_value(lease_until),
         worker,
+        adapt.adapt_datetimefield_value(now),
         adapt.adapt_datetimefield_value(now),
         False,
         *where_params,

@@ -111,7 +111,7 @@ def running_on_a_worker_without_its_lock(schedule_at, clock, worker="w-gone"):
 def test_a_lock_seen_gone_once_is_not_death_its_attempts_wait_for_the_window(
     schedule_at, clock, watch
 ):
-    from django_cadence.engine.lost_workers import LIVENESS_PROBE, LIVENESS_WINDOW
+    from django_cadence.engine.tuning import LIVENESS_PROBE, LIVENESS_WINDOW
 
     claim = running_on_a_worker_without_its_lock(schedule_at, clock)
     seen = []
@@ -144,7 +144,7 @@ def test_a_worker_that_takes_its_lock_again_within_the_window_keeps_its_attempts
 def test_after_its_own_reconnect_a_survivor_trusts_no_sighting_for_the_restart_window(
     schedule_at, clock, watch
 ):
-    from django_cadence.engine.lost_workers import LIVENESS_WINDOW, RESTART_WINDOW
+    from django_cadence.engine.tuning import LIVENESS_WINDOW, RESTART_WINDOW
 
     claim = running_on_a_worker_without_its_lock(schedule_at, clock)
     watch.disconnected()

@@ -56,12 +56,14 @@ def test_engine_reads_the_next_due_instant_after_planning_instead_of_planning_ag
 
     calls = []
     plan_due = planner.plan_due
-    monkeypatch.setattr(planner, "plan_due", lambda now: calls.append(now) or plan_due(now))
+    monkeypatch.setattr(
+        planner, "plan_due", lambda now, **kw: calls.append(now) or plan_due(now, **kw)
+    )
     engine = threaded_engine(concurrency=2)
     schedule_at(executor="tests.jobs.sleep_for", payload={"seconds": 0.3}, interval=MINUTE)
-    clock.advance(seconds=59.5)
-    engine.tick()  # reads the next due instant, half a second ahead
-    clock.advance(seconds=0.5)
+    clock.advance(seconds=59)
+    engine.tick()  # reads the next due instant, a second ahead (beyond the claim-ahead horizon)
+    clock.advance(seconds=1)
     engine.tick()  # plans and starts the occurrence
     assert len(calls) == 2
     assert engine.in_flight == 1
@@ -333,7 +335,9 @@ def test_engine_skips_the_planning_read_until_the_next_due_instant(
 
     planned = []
     plan_due = planner.plan_due
-    monkeypatch.setattr(planner, "plan_due", lambda now: planned.append(now) or plan_due(now))
+    monkeypatch.setattr(
+        planner, "plan_due", lambda now, **kw: planned.append(now) or plan_due(now, **kw)
+    )
     schedule_at(interval=timedelta(hours=1))
     engine.tick()  # nothing read yet: plans (nothing), then reads the next due instant
     clock.advance(MINUTE)
@@ -378,7 +382,9 @@ def test_engine_does_not_plan_every_tick_once_nothing_is_left_to_fire(
 
     planned = []
     plan_due = planner.plan_due
-    monkeypatch.setattr(planner, "plan_due", lambda now: planned.append(now) or plan_due(now))
+    monkeypatch.setattr(
+        planner, "plan_due", lambda now, **kw: planned.append(now) or plan_due(now, **kw)
+    )
     schedule_at(kind="once", run_at=clock.now() + MINUTE, interval=None)
     clock.advance(MINUTE)
     engine.tick()

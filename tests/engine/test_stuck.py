@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence.engine.stuck import STUCK_AFTER
+from django_cadence.engine.tuning import STUCK_AFTER
 from django_cadence.models import Attempt
 from tests import jobs
 

@@ -59,7 +59,7 @@ def test_short_tries_let_a_worker_claim_ahead_of_its_threads(
     schedule_at, clock, threaded_engine, gate
 ):
     engine = warmed_up(threaded_engine(concurrency=1), schedule_at, clock)
-    most = engine_module.CLAIM_AHEAD_MAX_ROUNDS  # the warm-up try took far under 10 ms
+    most = engine_module.QUEUE_MAX_ROUNDS  # the warm-up try took far under 10 ms
     schedules = gated_schedules(engine, schedule_at, most + 1)
     clock.advance(MINUTE)
     engine.tick()
@@ -100,7 +100,7 @@ def test_long_tries_stop_claiming_ahead(schedule_at, clock, threaded_engine, gat
     engine = threaded_engine(concurrency=2)
     schedule_at(
         executor="tests.jobs.sleep_for",
-        payload={"seconds": engine_module.CLAIM_AHEAD_MAX_RUNTIME * 3},
+        payload={"seconds": engine_module.QUEUE_MAX_RUNTIME * 3},
         interval=timedelta(hours=1),
     )
     clock.advance(hours=1)
@@ -122,7 +122,7 @@ def test_a_try_waiting_too_long_for_a_thread_is_handed_back(
     clock.advance(MINUTE)
     engine.tick()
     assert engine.in_flight == 4
-    monkeypatch.setattr(engine_module, "CLAIM_AHEAD_MAX_WAIT", 0.0)
+    monkeypatch.setattr(engine_module, "QUEUE_MAX_WAIT", 0.0)
     engine.tick()
     assert engine.in_flight == 2  # and no claims ahead until tries are seen short again
     handed_back = [s.attempts.get() for s in schedules if s.attempts.get().status == "pending"]

@@ -1,0 +1,101 @@
+"""Start tries claimed ahead of their instant on that instant, from a timer, not the database.
+
+A try claimed before its start time (``CADENCE_CLAIM_AHEAD``, docs/design.md "The engine")
+waits here. One thread sleeps until the earliest start and hands every try whose start has
+come to ``launch``. The instant is read from the engine clock, which is never ahead of the
+database server's (invariant 6: never early), and re-read at least every
+``START_TIMER_STEP`` so a stepped clock is followed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import Generic, TypeVar
+
+from ..clock import Clock
+from .tuning import START_TIMER_STEP
+
+T = TypeVar("T")
+
+
+class StartTimer(Generic[T]):
+    """Items to launch at their instants, on one thread started on first use."""
+
+    def __init__(self, clock: Clock, launch: Callable[[T], None]) -> None:
+        self.clock = clock
+        self.launch = launch
+        self._heap: list[tuple[datetime, int, T]] = []
+        self._order = itertools.count()  # ties keep their order; items are never compared
+        self._removed: set[int] = set()  # ids of items taken back before their instant
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._heap) - len(self._removed)
+
+    def add(self, at: datetime, item: T) -> None:
+        """Launch ``item`` once the engine clock reads ``at``."""
+        with self._cond:
+            heapq.heappush(self._heap, (at, next(self._order), item))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="cadence-start-timer", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def discard(self, item: T) -> bool:
+        """Take ``item`` back before its instant; False if it was launched (or never added)."""
+        with self._cond:
+            if any(entry[2] is item for entry in self._heap) and id(item) not in self._removed:
+                self._removed.add(id(item))
+                return True
+            return False
+
+    def take_all(self) -> list[T]:
+        """Every item not launched yet, taken back (a drain hands them back unstarted)."""
+        with self._cond:
+            items = [entry[2] for entry in self._heap if id(entry[2]) not in self._removed]
+            self._heap.clear()
+            self._removed.clear()
+            return items
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+    def _due(self) -> list[T]:
+        """Pop the items whose instant has come (call under the condition)."""
+        now = self.clock.now()
+        due = []
+        while self._heap and self._heap[0][0] <= now:
+            _, _, item = heapq.heappop(self._heap)
+            if id(item) in self._removed:
+                self._removed.discard(id(item))
+            else:
+                due.append(item)
+        return due
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._closed:
+                        return
+                    due = self._due()
+                    if due:
+                        break
+                    wait = START_TIMER_STEP
+                    if self._heap:
+                        left = (self._heap[0][0] - self.clock.now()).total_seconds()
+                        wait = min(wait, max(left, 0.0))
+                    self._cond.wait(wait if self._heap else None)
+            for item in due:
+                self.launch(item)

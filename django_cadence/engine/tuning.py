@@ -1,0 +1,69 @@
+"""The engine's tuning constants, in one place, each with the reason for its value.
+
+These are not settings: each is tied to another (a window to a probe, a backoff to a window)
+or to what the engine measures, and docs/design.md ("The engine", "Lost workers") states
+them. What an operator may tune is a ``CADENCE_*`` setting (:mod:`django_cadence.conf`).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+# --- waking and sleeping (loop) ------------------------------------------------------------
+
+# How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
+FINISH_WINDOW = 0.002
+# A wait that overran by this many seconds means the process was paused (SIGSTOP, a frozen VM).
+PAUSE = 1.0
+# How old the reading of the next due instant may be while work flows and it is reused.
+NEXT_DUE_MAX_AGE = timedelta(seconds=1)
+
+# --- queueing tries for threads (tries) ----------------------------------------------------
+
+# While the tries' average run time is under QUEUE_MAX_RUNTIME seconds, a worker holds more
+# tries than it has threads (the first run, the rest wait for threads): as many rounds of
+# ``concurrency`` as its threads would start within QUEUE_TIME, up to QUEUE_MAX_ROUNDS.
+QUEUE_MAX_RUNTIME = 0.05
+QUEUE_TIME = 0.15
+QUEUE_MAX_ROUNDS = 16
+# A try that found no thread within this many seconds of its start is handed back.
+QUEUE_MAX_WAIT = 1.0
+
+# --- starting ahead of the due instant (tries, leases) ------------------------------------
+
+# Tries claimed ahead of their instant that one worker may hold, in rounds of ``concurrency``
+# (1,024 with the default 16 threads): enough for a burst of a thousand to be claimed before
+# its instant. A try that then waits ``QUEUE_MAX_WAIT`` for a thread is handed back, so a
+# burst of long tries claimed by one worker of a fleet reaches the others within a second.
+AHEAD_ROUNDS = 64
+# The start timer re-reads the engine clock at least this often (seconds), so a clock that
+# was stepped (the fake clock of the tests, a resync of the database clock) is followed.
+START_TIMER_STEP = 0.1
+
+# --- threads (pool) ------------------------------------------------------------------------
+
+# A try thread idle this long exits and closes its database connections: a pool sized for
+# bursts costs nothing between them, and a steady trickle keeps its threads warm.
+THREAD_IDLE_EXIT = 60.0
+
+# --- lost workers (lost_workers) -----------------------------------------------------------
+
+# How often the recovery read runs: every half second while another worker with a session
+# lock runs attempts, or this one holds tries (its own lock may be cut), else every second.
+RECOVERY_PROBE = timedelta(seconds=1)
+LIVENESS_PROBE = timedelta(seconds=0.5)
+# How long another worker's lock must be seen gone, by probes of a connected engine, before
+# its running attempts are recovered: a cut worker finds out and takes it again within a probe.
+LIVENESS_WINDOW = timedelta(seconds=1)
+# After this engine's own reconnect, how long it trusts no sighting of a lost lock and no
+# expired lease: longer than a worker's reconnect backoff while it holds tries
+# (``RECONNECT_BACKOFF_HOLDING``), so that a live worker is back, locked and re-asserted first.
+RESTART_WINDOW = timedelta(seconds=5)
+RECONNECT_BACKOFF_HOLDING = 1.0
+RECONNECT_BACKOFF_IDLE = 10.0
+
+# --- stuck threads (stuck) -----------------------------------------------------------------
+
+# A job that heeds its cancel event returns within moments of its timeout; a thread still in
+# its job this long after is stuck.
+STUCK_AFTER = timedelta(seconds=1)

@@ -1,0 +1,262 @@
+"""Starting on the instant (docs/design.md): what is due within ``CADENCE_CLAIM_AHEAD`` is
+planned and claimed before its instant, and its try starts on the instant from a timer.
+
+The fake clock stands still unless a test moves it, so a try claimed ahead visibly waits
+until the clock reaches its instant, and never starts before it (invariant 6).
+"""
+
+import time
+from datetime import timedelta
+
+import pytest
+
+from django_cadence import services
+from django_cadence.conf import cadence_settings
+from django_cadence.engine import leases, planner
+from django_cadence.engine.pool import TryPool
+from django_cadence.models import Attempt, Status
+from tests import jobs
+
+pytestmark = pytest.mark.django_db
+MINUTE = timedelta(minutes=1)
+AHEAD = timedelta(seconds=0.5)
+
+
+@pytest.fixture(autouse=True)
+def no_calls():
+    jobs.CALLS.clear()
+    yield
+    jobs.CALLS.clear()
+
+
+def wait_until(condition, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.005)
+
+
+def recording(schedule_at, label="x", **fields):
+    fields.setdefault("interval", MINUTE)
+    return schedule_at(executor="tests.jobs.record_call", payload={"label": label}, **fields)
+
+
+# --- the planner --------------------------------------------------------------------------
+
+
+def test_the_planner_plans_an_occurrence_due_within_the_horizon_before_its_instant(
+    schedule_at, clock
+):
+    schedule = recording(schedule_at)
+    due = schedule.next_run_at
+    now = clock.advance(seconds=59.7)
+    result = planner.plan_due(now, ahead_until=now + AHEAD)
+    attempt = schedule.attempts.get()
+    assert (attempt.status, attempt.occurrence_at, attempt.retry_at) == (Status.PENDING, due, due)
+    schedule.refresh_from_db()
+    assert schedule.next_run_at == due + MINUTE
+    assert result.deferred is None
+
+
+def test_the_planner_leaves_a_busy_serial_schedule_to_its_instant(schedule_at, clock):
+    schedule = recording(schedule_at, overlap="skip_if_running")
+    Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=clock.now(),
+        status=Status.RUNNING,
+        worker="w",
+        claim_token="t",
+        started_at=clock.now(),
+        lease_until=clock.now() + MINUTE,
+        tries=1,
+    )
+    due = schedule.next_run_at
+    now = clock.advance(seconds=59.7)
+    result = planner.plan_due(now, ahead_until=now + AHEAD)
+    # Its running try may end before the instant: skip_if_running decides on the instant.
+    assert result.deferred == due
+    assert schedule.attempts.count() == 1
+    later = clock.advance(seconds=0.3)
+    planner.plan_due(later, ahead_until=later + AHEAD)
+    skipped = schedule.attempts.get(occurrence_at=due)
+    assert skipped.status == Status.SKIPPED
+
+
+def test_an_allow_schedule_is_planned_ahead_whatever_runs(schedule_at, clock):
+    schedule = recording(schedule_at, overlap="allow")
+    Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=clock.now(),
+        status=Status.RUNNING,
+        worker="w",
+        claim_token="t",
+        started_at=clock.now(),
+        lease_until=clock.now() + MINUTE,
+        tries=1,
+    )
+    now = clock.advance(seconds=59.7)
+    assert planner.plan_due(now, ahead_until=now + AHEAD).deferred is None
+    assert schedule.attempts.filter(status=Status.PENDING).count() == 1
+
+
+# --- the claim ----------------------------------------------------------------------------
+
+
+def test_a_claim_ahead_starts_the_try_at_its_ready_time_with_a_lease_from_now(schedule_at, clock):
+    schedule = recording(schedule_at)
+    due = schedule.next_run_at
+    now = clock.advance(seconds=59.7)
+    planner.plan_due(now, ahead_until=now + AHEAD)
+    assert leases.claim(now, worker="w1", slots=4) == []  # not ready yet, and none ahead
+    (claim,) = leases.claim(now, worker="w1", slots=0, ahead_until=now + AHEAD, ahead_slots=4)
+    attempt = Attempt.objects.get(pk=claim.attempt_id)
+    assert attempt.status == Status.RUNNING
+    assert attempt.started_at == claim.started_at == due  # never early (invariant 6)
+    assert attempt.lease_until == now + cadence_settings.LEASE
+    assert claim.deadline == due + claim.max_runtime
+
+
+def test_ready_and_ahead_slots_are_budgets_of_their_own(schedule_at, clock):
+    ready = recording(schedule_at, label="ready", interval=timedelta(seconds=30))
+    ahead = recording(schedule_at, label="ahead")
+    now = clock.advance(seconds=59.7)
+    planner.plan_due(now, ahead_until=now + AHEAD)
+    claims = leases.claim(now, worker="w1", slots=0, ahead_until=now + AHEAD, ahead_slots=1)
+    assert [c.schedule_id for c in claims] == [ahead.pk]  # no slot for what is ready now
+    (claim,) = leases.claim(now, worker="w1", slots=1)
+    assert claim.schedule_id == ready.pk
+    assert claim.started_at == now
+
+
+# --- the engine ---------------------------------------------------------------------------
+
+
+def test_a_try_claimed_ahead_starts_when_the_clock_reaches_its_instant(
+    schedule_at, clock, threaded_engine
+):
+    schedule = recording(schedule_at, label="on-time")
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    attempt = schedule.attempts.get()
+    assert attempt.status == Status.RUNNING  # claimed, leased, fenced: before its instant
+    assert engine.tries.waiting() == 1
+    time.sleep(0.3)
+    assert jobs.CALLS == []  # the clock has not reached the instant
+    clock.advance(seconds=0.3)
+    wait_until(lambda: jobs.CALLS == ["on-time"])
+    wait_until(lambda: engine.tries.has_unrecorded())
+    engine.tick()
+    attempt.refresh_from_db()
+    assert attempt.status == Status.SUCCEEDED
+    assert attempt.started_at == attempt.occurrence_at
+
+
+def test_the_engine_sleeps_until_the_horizon_before_the_next_instant(
+    schedule_at, clock, threaded_engine
+):
+    schedule = recording(schedule_at)
+    engine = threaded_engine(concurrency=2, max_tick=300)
+    delay = engine.tick()
+    expected = (schedule.next_run_at - AHEAD - clock.now()).total_seconds()
+    assert delay == pytest.approx(expected, abs=0.01)
+
+
+def test_a_drain_hands_back_tries_waiting_for_their_instant_unstarted(
+    schedule_at, clock, threaded_engine
+):
+    schedule = recording(schedule_at, label="never")
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    engine._drain(grace=0)
+    attempt = schedule.attempts.get()
+    assert (attempt.status, attempt.tries) == (Status.PENDING, 0)
+    clock.advance(seconds=1)
+    time.sleep(0.3)
+    assert jobs.CALLS == []
+
+
+def test_a_try_taken_from_the_worker_before_its_instant_never_starts(
+    schedule_at, clock, threaded_engine
+):
+    schedule = recording(schedule_at, label="taken")
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    # Another worker recovered it (its lease expired): the token no longer matches.
+    schedule.attempts.update(claim_token="someone-else")
+    engine._renew(clock.now())
+    assert engine.in_flight == 0
+    clock.advance(seconds=1)
+    time.sleep(0.3)
+    assert jobs.CALLS == []
+
+
+def test_a_pause_committed_after_the_claim_takes_effect_from_the_next_occurrence(
+    schedule_at, clock, threaded_engine
+):
+    schedule = recording(schedule_at, label="claimed")
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    services.pause(schedule, "maintenance")
+    clock.advance(seconds=0.3)
+    # Claimed before the pause: it runs, as a try that had started would (invariant 6).
+    wait_until(lambda: jobs.CALLS == ["claimed"])
+    wait_until(lambda: engine.tries.has_unrecorded())
+    clock.advance(seconds=60)
+    engine.tick()
+    assert schedule.attempts.get().status == Status.SUCCEEDED
+    assert schedule.attempts.count() == 1  # the next occurrence is not planned while paused
+
+
+def test_a_try_cancelled_before_its_instant_never_starts_and_ends_cancelled(
+    schedule_at, clock, threaded_engine
+):
+    schedule = recording(schedule_at, label="cancelled")
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    attempt = schedule.attempts.get()
+    services.cancel(attempt, now=clock.now())
+    engine._renew(clock.now())  # the renewal learns of the request
+    clock.advance(seconds=0.3)
+    wait_until(lambda: engine.tries.has_unrecorded())
+    engine.tick()
+    attempt.refresh_from_db()
+    assert attempt.status == Status.CANCELLED
+    assert jobs.CALLS == []
+
+
+def test_an_inline_engine_never_claims_ahead(schedule_at, clock, engine):
+    schedule = recording(schedule_at)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    assert schedule.attempts.count() == 0
+    assert jobs.CALLS == []
+
+
+def test_claim_ahead_zero_turns_it_off(schedule_at, clock, threaded_engine, settings):
+    settings.CADENCE_CLAIM_AHEAD = 0
+    schedule = recording(schedule_at)
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    assert schedule.attempts.count() == 0
+
+
+# --- the pool -----------------------------------------------------------------------------
+
+
+def test_idle_threads_exit_so_a_pool_sized_for_bursts_costs_nothing_between_them():
+    pool = TryPool(8, idle_exit=0.05)
+    done = []
+    for i in range(8):
+        pool.submit(lambda i=i: done.append(i))
+    wait_until(lambda: len(done) == 8)
+    assert pool.threads >= 1
+    wait_until(lambda: pool.threads == 0)
+    pool.submit(lambda: done.append("again"))  # a new burst starts threads again
+    wait_until(lambda: "again" in done)
+    pool.shutdown()
