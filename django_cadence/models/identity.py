@@ -19,7 +19,6 @@ from typing import Any
 from django.db import connections, models
 
 from ..exceptions import IdentityChanged
-from ..store.identity_guard import message
 
 # The attnames of the fields that say which occurrence an attempt is (its unique constraint).
 IDENTITY = ("schedule_id", "occurrence_at", "trigger")
@@ -30,6 +29,17 @@ def _fields(model: type[models.Model]) -> list[tuple[str, str]]:
     """The attname and the name of each identity field."""
     fields = [model._meta.get_field(a) for a in IDENTITY]
     return [(f.attname, f.name) for f in fields]  # type: ignore[union-attr]
+
+
+def message(table: str, column: str) -> str:
+    """The error for a write that changes ``column``: the field, and why it cannot change.
+
+    The database's trigger (``store/identity_guard.py``) raises the same words.
+    """
+    return (
+        f"{table}.{column} cannot change: the schedule, occurrence and trigger of an attempt "
+        f"are its identity (invariant 7, docs/design.md); create a new attempt instead"
+    )
 
 
 def _names(model: type[models.Model]) -> dict[str, str]:
