@@ -31,17 +31,6 @@ def _fields(model: type[models.Model]) -> list[tuple[str, str]]:
     return [(f.attname, f.name) for f in fields]  # type: ignore[union-attr]
 
 
-def message(table: str, column: str) -> str:
-    """The error for a write that changes ``column``: the field, and why it cannot change.
-
-    The database's trigger (``store/identity_guard.py``) raises the same words.
-    """
-    return (
-        f"{table}.{column} cannot change: the schedule, occurrence and trigger of an attempt "
-        f"are its identity (invariant 7, docs/design.md); create a new attempt instead"
-    )
-
-
 def _names(model: type[models.Model]) -> dict[str, str]:
     """Each name an identity field is written by (its name, its attname) -> its attname."""
     return {n: a for a, name in _fields(model) for n in (a, name)}
@@ -50,7 +39,7 @@ def _names(model: type[models.Model]) -> dict[str, str]:
 def refused(model: type[models.Model], attname: str) -> IdentityChanged:
     """The error for a write changing ``attname``: the column, and why it cannot change."""
     column = model._meta.get_field(attname).column  # type: ignore[union-attr]
-    return IdentityChanged(message(model._meta.db_table, str(column)))
+    return IdentityChanged(IdentityChanged.message(model._meta.db_table, str(column)))
 
 
 def snapshot(instance: models.Model) -> tuple[Any, dict[str, Any]]:

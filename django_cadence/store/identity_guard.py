@@ -18,14 +18,14 @@ from typing import Any
 
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
-from ..models.identity import message
+from ..exceptions import IdentityChanged
 from . import of as store_of
 
 # The columns of Attempt that make its identity (its unique constraint).
 COLUMNS = ("schedule_id", "occurrence_at", "trigger")
 NAME = "django_cadence_attempt_identity"
-
-__all__ = ["COLUMNS", "NAME", "install", "message", "remove"]
+# The trigger's error: the words of the model's guard.
+message = IdentityChanged.message
 
 
 def install(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
