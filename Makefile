@@ -36,6 +36,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 migrations-check: $(STAMP)
 	$(PY) -m django makemigrations --check --dry-run --settings=tests.settings
@@ -97,7 +98,7 @@ run: demo
 	$(PY) manage.py run_cadence
 
 clean:
-	rm -rf $(VENV) .venv-django6 .venv-peers .venv-lowest *.egg-info .pytest_cache .ruff_cache example_project/db.sqlite3 docs/_build
+	rm -rf $(VENV) .venv-django6 .venv-peers .venv-lowest *.egg-info .pytest_cache .ruff_cache .import_linter_cache example_project/db.sqlite3 docs/_build
 
 # make screenshots: the admin tour's pictures (docs/screenshots/), taken by the browser tests.
 screenshots: $(STAMP)

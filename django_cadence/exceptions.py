@@ -48,3 +48,15 @@ class UncertainNotDurable(CadenceError, RuntimeError):
 class IdentityChanged(CadenceError, IntegrityError):
     """A write would change an attempt's schedule, occurrence or trigger (invariant 7); it is
     an ``IntegrityError``, as the database trigger's refusal of raw SQL is."""
+
+    @staticmethod
+    def message(table: str, column: str) -> str:
+        """The error for a write that changes ``column``: the field, and why it cannot change.
+
+        The model's guard (``models/identity.py``) and the database's trigger
+        (``store/identity_guard.py``) say the same words.
+        """
+        return (
+            f"{table}.{column} cannot change: the schedule, occurrence and trigger of an "
+            f"attempt are its identity (invariant 7, docs/design.md); create a new attempt instead"
+        )

@@ -20,7 +20,7 @@ errors or anything a job provides):
   attempt row: prune finished attempts (``cadence_prune``) to keep scrapes cheap.
 - ``cadence_schedule_last_success_timestamp_seconds{schedule}`` (Unix time the newest
   succeeded occurrence finished; absent until one did) and ``cadence_schedule_overdue{schedule}``
-  (1 while the schedule is overdue, else 0; ``ops/overdue.py``), per enabled schedule: alert
+  (1 while the schedule is overdue, else 0; ``models/overdue.py``), per enabled schedule: alert
   on ``cadence_schedule_overdue == 1``.
 
 If ``CADENCE_METRICS`` is False every function here is a no-op; if it is True and
@@ -43,7 +43,7 @@ from . import signals, store
 from .clock import default_clock
 from .conf import cadence_settings
 from .models import Attempt, Schedule, Worker
-from .ops.overdue import silences, with_last_success
+from .models.overdue import silences, with_last_success
 from .ops.status import worker_timeout
 
 logger = logging.getLogger(__name__)

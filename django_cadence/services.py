@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from . import signals, store
+from .admission import overlap_states, planned_row
 from .clock import default_clock
-from .engine.planner import overlap_states, planned_row
 from .exceptions import CadenceError
 from .executors.payloads import clean_text, escape_control
 from .models import Attempt, Schedule, Status, Trigger

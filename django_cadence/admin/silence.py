@@ -1,7 +1,7 @@
 """Overdue schedules in the admin: the badge on each row and the filter of the list.
 
 A schedule is overdue once it has gone longer without a success than it may
-(``ops/overdue.py``); the rows of a page carry their last success from one subquery each
+(``models/overdue.py``); the rows of a page carry their last success from one subquery each
 (``with_last_success``), and the filter reads every enabled schedule once.
 """
 
@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString
 
 from ..clock import default_clock
 from ..models import Schedule
-from ..ops.overdue import Silence, overdue_ids, silence_of
+from ..models.overdue import Silence, overdue_ids, silence_of
 from ..schedule.timefmt import format_utc
 from .recent import ScheduleChangeList
 

@@ -1,4 +1,5 @@
-"""What a worker holds for one try (``Claim``), and the settings it runs under.
+"""What a worker holds for one try (``Claim``), and the settings it runs under
+(:func:`..models.options.resolved_options`, resolved once, at the claim).
 
 A claim carries everything needed to run the try and record its outcome without reading the
 rows again: the attempt, its fresh claim token (invariant 3, docs/design.md), the schedule's
@@ -12,10 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..conf import cadence_settings
-from ..executors import allow_list, calling
+from ..executors import calling
 from ..executors import registry as executors
-from ..models import Schedule
+from ..models.options import resolved_options
 from . import uncertainty
 
 
@@ -74,38 +74,6 @@ class Claim:
             "try_number": self.tries,
             "worker": self.worker,
         }
-
-
-def resolved_options(
-    schedule: Schedule | _ScheduleSettings, jobs: dict[str, executors.JobOptions] | None = None
-) -> dict[str, Any]:
-    """Per-attempt settings: the schedule's field, else the job's option, else the setting.
-
-    ``jobs`` caches the job options by executor path for a batch of claims.
-    """
-    job = jobs.get(schedule.executor) if jobs is not None else None
-    if job is None:
-        try:
-            job = allow_list.job_options(schedule.executor)
-        except Exception:  # noqa: BLE001 - a disallowed path fails at run time, with its message
-            job = executors.JobOptions(path=schedule.executor)
-        if jobs is not None:
-            jobs[schedule.executor] = job
-
-    def pick(name: str, default: Any) -> Any:
-        value = getattr(schedule, name)
-        if value is None:
-            value = getattr(job, name)
-        return default if value is None else value
-
-    return {
-        "max_attempts": pick("max_attempts", cadence_settings.MAX_ATTEMPTS),
-        "retry_base": pick("retry_base", cadence_settings.RETRY_BASE),
-        "retry_cap": pick("retry_cap", cadence_settings.RETRY_CAP),
-        "max_runtime": pick("max_runtime", cadence_settings.MAX_RUNTIME),
-        "delivery": job.delivery,
-        "isolation": job.isolation,
-    }
 
 
 def claim_of(

@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.db import DatabaseError, reset_queries
@@ -26,7 +27,6 @@ from .. import store
 from ..clock import Clock, default_clock, log_clock_skew
 from ..conf import cadence_settings
 from ..executors.payloads import log_value
-from ..ops import reconcile, status
 from . import leases, next_event, planner, stuck, workers
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
@@ -299,8 +299,14 @@ class Engine:
         *,
         once: bool = False,
         shutdown_grace: float | None = None,
+        on_start: Callable[[Engine], None] | None = None,
     ) -> None:
-        """Tick until ``stop`` is set (or, with ``once``, until what was due has run)."""
+        """Tick until ``stop`` is set (or, with ``once``, until what was due has run).
+
+        ``on_start`` is called with the engine once it holds the engine lock, before it
+        registers and ticks: ``run_cadence`` applies the declared schedules there and logs
+        what is enabled.
+        """
         lock = store.of(self.using).engine_lock()
         lock.acquire()
         logger.info(
@@ -310,9 +316,8 @@ class Engine:
             self.max_tick,
         )
         log_clock_skew(self.clock, self.worker_id)
-        reconcile.reconcile_on_start(self.clock, holder=self.worker_id, using=self.using)
-        with contextlib.suppress(DatabaseError):
-            logger.info(status.schedules_summary())
+        if on_start is not None:
+            on_start(self)
         self._lost_workers.start(self.clock.now())
         self._registered = False
         with contextlib.suppress(DatabaseError):

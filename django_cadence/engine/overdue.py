@@ -1,6 +1,6 @@
 """The engine's part in overdue schedules: send ``schedule_overdue`` once per overdue spell.
 
-Every ``OVERDUE_PROBE`` the engine reads which schedules are overdue (:mod:`..ops.overdue`)
+Every ``OVERDUE_PROBE`` the engine reads which schedules are overdue (:mod:`..models.overdue`)
 and, for each, marks the spell as signalled in one conditional update: the worker whose
 update changed the row sends the signal, so a fleet sends it once. A spell ends with the
 schedule's next success, which moves its deadline: the next spell is signalled anew.
@@ -14,7 +14,7 @@ from django.db.models import Q
 
 from .. import signals
 from ..models import Schedule
-from ..ops.overdue import overdue
+from ..models.overdue import overdue
 
 OVERDUE_PROBE = timedelta(seconds=30)
 

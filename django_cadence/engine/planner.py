@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from .. import signals, store
+from ..admission import overlap_states, planned_row
 from ..conf import cadence_settings
 from ..executors.payloads import escape_control
 from ..models import Attempt, Schedule, Status, Trigger
@@ -182,26 +183,6 @@ def _announce(row: PlannedRow) -> None:
         )
 
 
-def overlap_states(schedule_ids: list[int]) -> dict[int, policies.OverlapState]:
-    """What each schedule has running and waiting, in one query (the overlap policy's input)."""
-    counts: dict[int, dict[str, tuple[int, int]]] = defaultdict(dict)
-    for schedule_id, status, n, retried in batch_writes.open_attempt_counts(
-        Attempt.objects.db, schedule_ids
-    ):
-        counts[schedule_id][status] = (n, int(retried or 0))
-    return defaultdict(
-        policies.OverlapState,
-        {
-            sid: policies.OverlapState(
-                running=c.get(Status.RUNNING, (0, 0))[0],
-                waiting=c.get(Status.PENDING, (0, 0))[0],
-                retrying=c.get(Status.PENDING, (0, 0))[1],
-            )
-            for sid, c in counts.items()
-        },
-    )
-
-
 def due_occurrences(schedule: Schedule, now: datetime, limit: int | None) -> list[datetime]:
     """The schedule's occurrences from ``next_run_at`` up to ``now`` (at most ``limit``);
     the planner passes its horizon as ``now`` when it plans ahead."""
@@ -245,29 +226,6 @@ def _plan_schedule(
     schedule.missed_count += len(plan.missed)
     schedule.next_run_at = specs.next_occurrence(schedule.spec(), plan.advance_to)
     return rows, admission
-
-
-def planned_row(
-    schedule: Schedule, occurrence_at: datetime, status: str, reason: str, now: datetime
-) -> PlannedRow:
-    """The row of one admitted occurrence: pending (ready after its jitter) or skipped."""
-    if status == Status.SKIPPED:
-        return PlannedRow(
-            schedule_id=schedule.pk,
-            schedule_name=schedule.name,
-            occurrence_at=occurrence_at,
-            status=Status.SKIPPED,
-            finished_at=now,
-            error=f"skipped: {reason}",
-        )
-    delay = specs.jitter_delay(str(schedule.pk), occurrence_at, schedule.jitter or timedelta(0))
-    return PlannedRow(
-        schedule_id=schedule.pk,
-        schedule_name=schedule.name,
-        occurrence_at=occurrence_at,
-        status=Status.PENDING,
-        retry_at=occurrence_at + delay,
-    )
 
 
 def _missed_row(schedule: Schedule, missed: tuple[datetime, ...], now: datetime) -> PlannedRow:

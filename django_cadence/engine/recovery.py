@@ -26,9 +26,9 @@ from ..conf import cadence_settings
 from ..executors.calling import idempotency_key
 from ..executors.payloads import log_value
 from ..models import Attempt, Status
+from ..models.options import resolved_options
 from ..models.transitions import history_entry
 from ..schedule import policies
-from .claims import resolved_options
 from .outcomes import maybe_pause
 
 logger = logging.getLogger("django_cadence.recovery")

@@ -19,7 +19,6 @@ from typing import Any
 from django.db import connections, models
 
 from ..exceptions import IdentityChanged
-from ..store.identity_guard import message
 
 # The attnames of the fields that say which occurrence an attempt is (its unique constraint).
 IDENTITY = ("schedule_id", "occurrence_at", "trigger")
@@ -40,7 +39,7 @@ def _names(model: type[models.Model]) -> dict[str, str]:
 def refused(model: type[models.Model], attname: str) -> IdentityChanged:
     """The error for a write changing ``attname``: the column, and why it cannot change."""
     column = model._meta.get_field(attname).column  # type: ignore[union-attr]
-    return IdentityChanged(message(model._meta.db_table, str(column)))
+    return IdentityChanged(IdentityChanged.message(model._meta.db_table, str(column)))
 
 
 def snapshot(instance: models.Model) -> tuple[Any, dict[str, Any]]:

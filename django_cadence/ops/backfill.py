@@ -25,7 +25,7 @@ from itertools import islice, takewhile
 from django.db import transaction
 
 from .. import store
-from ..engine.planner import overlap_states, planned_row
+from ..admission import overlap_states, planned_row
 from ..models import Attempt, Schedule, Status, Trigger
 from ..models.transitions import history_entry
 from ..schedule import policies, specs

@@ -8,7 +8,7 @@ Four checks, each a few indexed reads (no counts over attempts):
   its grace (its ``misfire_grace``, else ``CADENCE_MISFIRE_GRACE``, plus ``CADENCE_MAX_TICK``,
   the longest a healthy engine sleeps);
 - ``overdue`` (warning): schedules gone longer without a success than they may
-  (``ops/overdue.py``);
+  (``models/overdue.py``);
 - ``stuck_threads`` (warning): live workers hold stuck threads (``engine/stuck.py``).
 
 :func:`fleet_reasons` (the first two) is what every admin page shows as a banner;
@@ -25,8 +25,7 @@ from typing import Any
 from django.db.models import Sum
 
 from ..conf import cadence_settings
-from ..models import Attempt, Schedule, Worker
-from . import overdue
+from ..models import Attempt, Schedule, Worker, overdue
 from .status import worker_timeout
 
 READY_LOOKED_AT = 32

@@ -15,7 +15,6 @@ from typing import Any
 from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
 from ..conf import cadence_settings
-from ..engine import next_event
 from ..executors.payloads import escape_control, headline, redact_text
 from ..models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker
 from ..schedule.timefmt import format_utc
@@ -83,8 +82,8 @@ class StatusReport:
 
 def schedules_summary() -> str:
     """One line for the start of the log: how many schedules may fire, and when the next does."""
-    count = Schedule.objects.enabled().count()
-    next_due = next_event.next_due()
+    enabled = Schedule.objects.enabled().aggregate(count=Count("pk"), next_due=Min("next_run_at"))
+    count, next_due = enabled["count"], enabled["next_due"]
     when = f"the next is due at {format_utc(next_due)}" if next_due else "none is due"
     return f"{count} schedule(s) enabled; {when}"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, tzinfo
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 try:
@@ -21,9 +21,6 @@ except ImportError:  # optional at run time: the expression is its own descripti
 from ..exceptions import InvalidSpec
 from .cron_syntax import MACROS
 from .specs import validate_timezone
-
-if TYPE_CHECKING:
-    from ..models import Schedule
 
 __all__ = ["describe_cron", "describe_interval", "describe_schedule", "format_in_zone", "zone"]
 
@@ -103,7 +100,22 @@ def format_in_zone(instant: datetime | None, tz: tzinfo, *, seconds: bool = Fals
     return local.strftime(pattern)
 
 
-def describe_schedule(schedule: Schedule) -> str:
+class Rule(Protocol):
+    """The fields of a schedule that say when it fires (a ``Schedule`` has them)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def cron(self) -> str: ...
+    @property
+    def interval(self) -> timedelta | None: ...
+    @property
+    def run_at(self) -> datetime | None: ...
+    @property
+    def timezone(self) -> str: ...
+
+
+def describe_schedule(schedule: Rule) -> str:
     """The rule of any kind of schedule, in words."""
     if schedule.kind == "cron":
         return describe_cron(schedule.cron or "")

@@ -18,19 +18,14 @@ from typing import Any
 
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
+from ..exceptions import IdentityChanged
 from . import of as store_of
 
 # The columns of Attempt that make its identity (its unique constraint).
 COLUMNS = ("schedule_id", "occurrence_at", "trigger")
 NAME = "django_cadence_attempt_identity"
-
-
-def message(table: str, column: str) -> str:
-    """The error for a write that changes ``column``: the field, and why it cannot change."""
-    return (
-        f"{table}.{column} cannot change: the schedule, occurrence and trigger of an attempt "
-        f"are its identity (invariant 7, docs/design.md); create a new attempt instead"
-    )
+# The trigger's error: the words of the model's guard.
+message = IdentityChanged.message
 
 
 def install(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:

@@ -13,6 +13,7 @@ from django.db import connections
 from django_cadence import services, signals
 from django_cadence.engine.loop import Engine
 from django_cadence.executors import registry as executors
+from django_cadence.management.commands.run_cadence import start_up
 from django_cadence.models import Attempt, Lock, Schedule
 from django_cadence.ops import reconcile
 from django_cadence.ops.reconcile import InvalidDeclarations
@@ -351,7 +352,7 @@ def test_cadence_sync_malformed_setting_is_a_command_error(settings):
         call_command("cadence_sync", stdout=StringIO())
 
 
-# --- at engine start ---------------------------------------------------------------------
+# --- at engine start (run_cadence's start-up) --------------------------------------------
 
 
 def test_engine_start_reconciles_and_logs_invalid_declarations(settings, clock, caplog):
@@ -361,7 +362,7 @@ def test_engine_start_reconciles_and_logs_invalid_declarations(settings, clock, 
     }
     engine = Engine(clock=clock, worker_id="w-reconcile", inline=True)
     with caplog.at_level(logging.INFO, logger="django_cadence"):
-        engine.run(threading.Event(), once=True, shutdown_grace=0)
+        engine.run(threading.Event(), once=True, shutdown_grace=0, on_start=start_up)
     good = Schedule.objects.get(name="good")
     assert good.code_owned
     assert good.created_at == clock.now()
@@ -374,14 +375,15 @@ def test_engine_start_reconciles_and_logs_invalid_declarations(settings, clock, 
 def test_engine_start_survives_a_malformed_setting(settings, clock, caplog):
     settings.CADENCE_SCHEDULES = "nope"
     engine = Engine(clock=clock, worker_id="w-bad-setting", inline=True)
-    engine.run(threading.Event(), once=True, shutdown_grace=0)
+    engine.run(threading.Event(), once=True, shutdown_grace=0, on_start=start_up)
     assert "not reconciled" in caplog.text
 
 
 def test_engine_start_reconcile_can_be_turned_off(settings, clock):
     settings.CADENCE_SCHEDULES = {"good": {"interval": 60, "executor": "tests.jobs.noop"}}
     settings.CADENCE_RECONCILE_ON_START = False
-    Engine(clock=clock, inline=True).run(threading.Event(), once=True, shutdown_grace=0)
+    engine = Engine(clock=clock, inline=True)
+    engine.run(threading.Event(), once=True, shutdown_grace=0, on_start=start_up)
     assert not Schedule.objects.exists()
 
 

@@ -1,14 +1,17 @@
 """``manage.py run_cadence``: a thin shell around :class:`~django_cadence.engine.Engine`.
 
-It parses options, installs signal handlers and runs the engine. The first SIGTERM/SIGINT
-stops claiming and drains; a second one exits at once (leases then expire and another
-worker recovers the attempts). A worker holding ``CADENCE_STUCK_THREADS_LIMIT`` stuck
-threads drains and exits with status 3, for its supervisor to start a fresh one.
+It parses options, installs signal handlers and runs the engine with its start-up
+(:func:`start_up`: the declared schedules applied, a summary logged), which the engine,
+below ops, leaves to it. The first SIGTERM/SIGINT stops claiming and drains; a second one
+exits at once (leases then expire and another worker recovers the attempts). A worker
+holding ``CADENCE_STUCK_THREADS_LIMIT`` stuck threads drains and exits with status 3, for its
+supervisor to start a fresh one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -23,6 +26,8 @@ from django_cadence import log_output, metrics, store
 from django_cadence.conf import cadence_settings
 from django_cadence.engine.loop import Engine
 from django_cadence.engine.workers import check_worker_id
+from django_cadence.ops.reconcile import reconcile_on_start
+from django_cadence.ops.status import schedules_summary
 from django_cadence.store.sqlite import EngineAlreadyRunning
 
 logger = logging.getLogger("django_cadence.engine")
@@ -100,13 +105,21 @@ class Command(BaseCommand):
         stop = threading.Event()
         _install_signal_handlers(stop)
         try:
-            engine.run(stop, once=options["once"])
+            engine.run(stop, once=options["once"], on_start=start_up)
         except EngineAlreadyRunning as exc:
             raise CommandError(str(exc)) from None
         if engine.unhealthy:
             # As Gunicorn recycles a worker that missed its timeout: a fresh process has no
             # stuck threads. Status 3 tells its supervisor to start one.
             raise CommandError(engine.unhealthy, returncode=UNHEALTHY_EXIT)
+
+
+def start_up(engine: Engine) -> None:
+    """What a worker does once it holds the engine lock, before it ticks: apply the schedules
+    declared in code (``CADENCE_RECONCILE_ON_START``), then log how many may fire and when."""
+    reconcile_on_start(engine.clock, holder=engine.worker_id, using=engine.using)
+    with contextlib.suppress(DatabaseError):
+        logger.info(schedules_summary())
 
 
 def _refuse_unmigrated_database() -> None:

@@ -9,7 +9,7 @@ import django_cadence
 from django_cadence import signals
 from django_cadence.engine.overdue import OVERDUE_PROBE
 from django_cadence.models import Attempt, Schedule
-from django_cadence.ops.overdue import overdue, silences
+from django_cadence.models.overdue import overdue, silences
 
 pytestmark = pytest.mark.django_db
 MINUTE = timedelta(minutes=1)

@@ -15,10 +15,12 @@ from typing import Any
 
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
-from ..engine.claims import resolved_options
 from ..exceptions import InvalidSpec
-from ..models import Attempt, Schedule, Status
 from ..schedule import silence
+from .attempt import Attempt
+from .choices import Status
+from .options import resolved_options
+from .schedule import Schedule
 
 
 @dataclass(frozen=True)
