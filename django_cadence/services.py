@@ -86,7 +86,7 @@ def trigger(
         )
         if row.status == Status.PENDING:
             if admission.cancel_running:
-                Attempt.objects.running().filter(schedule=target).update(cancel_requested=True)
+                Attempt.objects.filter(schedule=target).ask_to_stop()
             if admission.cancel_waiting:
                 Attempt.objects.pending().filter(
                     schedule=target, trigger=Trigger.SCHEDULE
@@ -117,7 +117,7 @@ def retry_now(ids: Iterable[int], *, now: datetime | None = None) -> list[Attemp
                 pk__in=list(ids), status=Status.PENDING, tries__gte=1, retry_at__gt=now
             )
         )
-        Attempt.objects.filter(pk__in=[row.pk for row in waiting]).update(retry_at=now)
+        Attempt.objects.filter(pk__in=[row.pk for row in waiting]).brought_forward(now=now)
         if waiting:
             store.of().notify_change()
     return waiting
@@ -167,7 +167,7 @@ def cancel(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
         now=now, reason="cancelled by an operator"
     ):
         logger.info("attempt cancelled id=%s", pk)
-    elif Attempt.objects.filter(pk=pk, status=Status.RUNNING).update(cancel_requested=True):
+    elif Attempt.objects.filter(pk=pk).ask_to_stop():
         logger.info("attempt cancelling id=%s", pk)
     else:
         raise InvalidTransition(f"Attempt {pk} is neither pending nor running.")

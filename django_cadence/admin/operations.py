@@ -73,5 +73,5 @@ def discard_dead_letters(request: HttpRequest, ids: Iterable[int]) -> int:
                 ),
                 single_object=True,
             )
-        Attempt.objects.filter(pk__in=[row.pk for row in rows]).delete()
+        Attempt.objects.filter(pk__in=[row.pk for row in rows]).discarded()
     return len(rows)

@@ -87,21 +87,31 @@ def claim(
 
 
 def _start_tries(using: str, chosen: list[Any], worker: str, started: datetime) -> list[Claim]:
-    """Mark the chosen attempts running in one statement; their claims. Each starts at
-    ``started`` or, claimed ahead, at its ready time.
+    """Mark the chosen attempts running in one statement (the move pending -> running); the
+    claims of those it started. Each starts at ``started`` or, claimed ahead, at its ready
+    time.
 
     Each try's token is a fresh random batch prefix plus the attempt id: unguessable, and
-    unique per try since every claim draws a new one.
+    unique per try since every claim draws a new one. The chosen rows are locked, so the
+    move's guard (still pending) refuses none but on a database without row locks.
     """
     batch = secrets.token_hex(8)
-    batch_writes.start_tries(
+    ids = [a.id for a in chosen]
+    started_count = batch_writes.start_tries(
         using,
-        [a.id for a in chosen],
+        ids,
         batch=batch,
         worker=worker,
         now=started,
         lease_until=started + cadence_settings.LEASE,
     )
+    if started_count < len(chosen):
+        ours = set(
+            Attempt.objects.using(using)
+            .filter(pk__in=ids, claim_token__in=[f"{batch}{i}" for i in ids])
+            .values_list("id", flat=True)
+        )
+        chosen = [a for a in chosen if a.id in ours]
     jobs: dict[str, executors.JobOptions] = {}  # one look-up per executor and batch
     # A try claimed ahead starts at its ready time, as the row says (``start_tries``).
     return [claim_of(c, f"{batch}{c.id}", max(started, c.retry_at), worker, jobs) for c in chosen]

@@ -113,9 +113,7 @@ def plan_due(
         batch_writes.insert_planned(Attempt.objects.db, rows, now=now)
         _advance(schedules, loaded)
         if to_cancel:
-            Attempt.objects.running().filter(schedule_id__in=to_cancel).update(
-                cancel_requested=True
-            )
+            Attempt.objects.filter(schedule_id__in=to_cancel).ask_to_stop()
     for row in rows:
         _announce(row)
     return PlanResult(len(schedules), len(rows), read == batch_size, deferred_at)

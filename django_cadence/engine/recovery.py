@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
@@ -25,9 +24,9 @@ from .. import signals, store
 from ..conf import cadence_settings
 from ..executors.calling import idempotency_key
 from ..executors.payloads import log_value
-from ..models import Attempt, Status
+from ..models import Attempt
 from ..models.options import resolved_options
-from ..models.transitions import history_entry
+from ..models.transitions import LostTry
 from ..schedule import policies
 from .outcomes import maybe_pause
 
@@ -36,8 +35,6 @@ logger = logging.getLogger("django_cadence.recovery")
 LEASE_EXPIRED = "its lease expired"
 SESSION_ENDED = "its database session ended"
 ENGINE_RESTARTED = "its engine stopped without handing it back"
-# The error of a recovered attempt that has none of its own (the TypeScript seed's words).
-ORPHANED = "orphaned: worker crashed or stalled"
 
 
 def running_by_worker() -> dict[str, datetime]:
@@ -87,13 +84,13 @@ def recover(
             expired = now - cadence_settings.RECOVERY_GRACE
             found = [a for a in found if a.worker in still or _expired(a, expired)]
             lost &= still
-        recovered = [_Recovered.of(a, now, _cause(a, lost, everything)) for a in found]
-        if found:
-            Attempt.objects.bulk_update(found, _WRITTEN)
+        recovered = [_decide(a, now, _cause(a, lost, everything)) for a in found]
+        if recovered:
+            Attempt.objects.recovered(recovered, now=now)
     for r in recovered:
-        r.announce()
+        _announce(r)
     for r in recovered:
-        if r.reason is not None:
+        if r.dead_letter is not None:
             maybe_pause(r.attempt.schedule_id, r.attempt.schedule.pause_after_failures)
     return len(found)
 
@@ -102,92 +99,51 @@ def _expired(attempt: Attempt, cutoff: datetime) -> bool:
     return attempt.lease_until is not None and attempt.lease_until < cutoff
 
 
-_WRITTEN = (
-    "status",
-    "retry_at",
-    "finished_at",
-    "error",
-    "claim_token",
-    "lease_until",
-    "recoveries",
-    "history",
-)
-
-
 def _cause(attempt: Attempt, lost: set[str], everything: bool) -> str:
     if everything:
         return ENGINE_RESTARTED
     return SESSION_ENDED if attempt.worker in lost else LEASE_EXPIRED
 
 
-@dataclass
-class _Recovered:
-    """One attempt moved back to pending (or to the dead letters), not yet announced."""
+def _decide(attempt: Attempt, now: datetime, cause: str) -> LostTry:
+    """Pending again after the recovery delay, or a dead letter (``policies.plan_recovery``)."""
+    options = resolved_options(attempt.schedule)
+    reason = policies.plan_recovery(
+        tries=attempt.tries,
+        max_attempts=options["max_attempts"],
+        recoveries=attempt.recoveries,
+        max_recoveries=cadence_settings.MAX_RECOVERIES,
+        delivery=options["delivery"],
+        uncertain=attempt.uncertain,
+    )
+    if reason is not None:
+        return LostTry(attempt, cause, dead_letter=reason)
+    key = idempotency_key(attempt.schedule_id, attempt.occurrence_at, attempt.trigger)
+    delay = policies.recovery_delay(
+        attempt.recoveries, base=options["retry_base"], cap=options["retry_cap"], key=key
+    )
+    return LostTry(attempt, cause, retry_at=now + delay)
 
-    attempt: Attempt
-    reason: str | None  # the dead-letter reason; None: it will be retried
 
-    @classmethod
-    def of(cls, attempt: Attempt, now: datetime, cause: str) -> _Recovered:
-        """Change ``attempt`` in memory: pending again after the recovery delay, or dead."""
-        options = resolved_options(attempt.schedule)
-        reason = policies.plan_recovery(
-            tries=attempt.tries,
-            max_attempts=options["max_attempts"],
-            recoveries=attempt.recoveries,
-            max_recoveries=cadence_settings.MAX_RECOVERIES,
-            delivery=options["delivery"],
-            uncertain=attempt.uncertain,
+def _announce(recovered: LostTry) -> None:
+    """Log a recovered attempt; send ``attempt_dead_lettered`` for one that ended so."""
+    attempt = recovered.attempt
+    retried = recovered.dead_letter is None
+    logger.warning(
+        "attempt recovered id=%s schedule=%s status=%s recoveries=%s retry_at=%s",
+        attempt.pk,
+        log_value(attempt.schedule.name),
+        attempt.status,
+        attempt.recoveries,
+        attempt.retry_at.isoformat() if retried and attempt.retry_at else "-",
+    )
+    if recovered.dead_letter is not None:
+        signals.send(
+            signals.attempt_dead_lettered,
+            Attempt,
+            attempt_id=attempt.pk,
+            schedule=attempt.schedule.name,
+            occurrence_at=attempt.occurrence_at,
+            try_number=attempt.tries,
+            reason=recovered.dead_letter,
         )
-        note = f"worker {attempt.worker or '?'} was lost on try {attempt.tries}: {cause}"
-        attempt.history = [
-            *(attempt.history or []),
-            history_entry(
-                try_number=attempt.tries,
-                worker=attempt.worker,
-                started_at=attempt.started_at,
-                finished_at=now,
-                result="lost",
-                error=note,
-            ),
-        ]
-        attempt.claim_token = None
-        attempt.lease_until = None
-        if not attempt.error:  # nothing of the job's own to show: say what happened
-            attempt.error = f"{ORPHANED} ({note})"
-        if reason is None:
-            key = idempotency_key(attempt.schedule_id, attempt.occurrence_at, attempt.trigger)
-            attempt.status = Status.PENDING
-            attempt.retry_at = now + policies.recovery_delay(
-                attempt.recoveries,
-                base=options["retry_base"],
-                cap=options["retry_cap"],
-                key=key,
-            )
-        else:
-            attempt.status = Status.DEAD_LETTER
-            attempt.finished_at = now
-            attempt.error = f"{attempt.error}\n[dead letter: {reason}]"
-        attempt.recoveries += 1
-        return cls(attempt, reason)
-
-    def announce(self) -> None:
-        attempt = self.attempt
-        logger.warning(
-            "attempt recovered id=%s schedule=%s status=%s recoveries=%s retry_at=%s",
-            attempt.pk,
-            log_value(attempt.schedule.name),
-            attempt.status,
-            attempt.recoveries,
-            attempt.retry_at.isoformat() if self.reason is None and attempt.retry_at else "-",
-        )
-        if self.reason is not None:
-            signals.send(
-                signals.attempt_dead_lettered,
-                Attempt,
-                attempt_id=attempt.pk,
-                schedule=attempt.schedule.name,
-                occurrence_at=attempt.occurrence_at,
-                try_number=attempt.tries,
-                reason=self.reason,
-            )

@@ -138,7 +138,7 @@ def _plan_batch(
         if row.occurrence_at in missed:
             _reopen(schedule, row)
     if admission.cancel_running:
-        Attempt.objects.running().filter(schedule=schedule).update(cancel_requested=True)
+        Attempt.objects.filter(schedule=schedule).ask_to_stop()
     return pending
 
 
@@ -155,12 +155,11 @@ def _reopen(schedule: Schedule, row: PlannedRow) -> None:
         result="missed",
         error=attempt.error,
     )
-    Attempt.objects.filter(pk=attempt.pk, status=Status.MISSED).update(
+    Attempt.objects.filter(pk=attempt.pk).reopened(
         status=row.status,
         retry_at=row.retry_at,
         finished_at=row.finished_at,
         error=row.error,
-        outcome=None,
         history=[*(attempt.history or []), note],
     )
 

@@ -1,6 +1,7 @@
 """The statements of a busy worker's round, as plain SQL: plan a batch of schedules (count
 their open attempts, insert the new ones, advance their slots), start a batch of tries, and
-end a batch of them in success.
+end a batch of them in success. Three are moves of the attempt state machine, guarded as
+the others are (``models/transitions.py`` lists them all): plan, start and succeed.
 
 Through the ORM, building and compiling these statements (an expression per column, a
 ``CASE`` per row) costs a worker more CPU than the database spends running them, on every
@@ -86,8 +87,9 @@ def advance_schedules(
 def start_tries(
     using: str, ids: Sequence[int], *, batch: str, worker: str, now: datetime, lease_until: datetime
 ) -> int:
-    """Mark the claimed attempts running for ``worker``: token ``batch + id``, one more try,
-    started at ``now`` or, for a try claimed ahead of its ready time, at that time."""
+    """pending -> running, for the claimed attempts: token ``batch + id``, one more try, a
+    lease for ``worker``, started at ``now`` or, for a try claimed ahead of its ready time,
+    at that time; returns how many were still pending and started."""
     connection, table, column = _names(using)
     store, adapt = store_of(using), connection.ops
     where, where_params = store.in_list(column("id"), ids)
@@ -99,7 +101,7 @@ def start_tries(
         f"{column('tries')} = {column('tries')} + 1, "
         f"{column('started_at')} = CASE WHEN {column('retry_at')} > %s "
         f"THEN {column('retry_at')} ELSE %s END, "
-        f"{column('cancel_requested')} = %s WHERE {where}"
+        f"{column('cancel_requested')} = %s WHERE {where} AND {column('status')} = %s"
     )
     params = [
         Status.RUNNING,
@@ -110,6 +112,7 @@ def start_tries(
         adapt.adapt_datetimefield_value(now),
         False,
         *where_params,
+        Status.PENDING,
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -124,8 +127,8 @@ def end_in_success(
     outcomes: dict[int, Any],
     histories: dict[int, list[Any]],
 ) -> int:
-    """Fenced: mark the tries holding ``tokens`` (by attempt id) succeeded, each with its own
-    outcome and history; returns how many rows were still held and changed."""
+    """running -> succeeded, fenced: the tries holding ``tokens`` (by attempt id), each with
+    its own outcome and history; returns how many rows were still held and changed."""
     connection, table, column = _names(using)
     store, adapt = store_of(using), connection.ops
     ids = list(tokens)
