@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from benchmarks.app.chaos_jobs import sleep_or_cancel
 from django_cadence.exceptions import Permanent
 from django_cadence.executors.registry import job
 
@@ -67,18 +68,7 @@ def raise_error(message: str = "boom", context: Any = None) -> None:
 
 def sleep_for(seconds: float, context: Any = None) -> str:
     """Sleep ``seconds`` in small steps; return ``"cancelled"`` early once cancelled."""
-    return _sleep(seconds, context)
-
-
-def _sleep(seconds: float, context: Any = None) -> str:
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        if context is not None:
-            if context.cancel_event.wait(min(left, 0.05)):
-                return "cancelled"
-        else:
-            time.sleep(min(left, 0.05))
-    return "done"
+    return sleep_or_cancel(seconds, context)
 
 
 def record_span(directory: str, seconds: float, context: Any) -> str:
@@ -97,7 +87,7 @@ def record_span(directory: str, seconds: float, context: Any) -> str:
         "start": time.time(),
     }
     _write_whole(path, span)
-    outcome = _sleep(seconds, context)
+    outcome = sleep_or_cancel(seconds, context)
     span.update(end=time.time(), cancelled=outcome == "cancelled")
     _write_whole(path, span)
     return outcome
@@ -154,7 +144,7 @@ def count_run(context: Any, seconds: float = 0) -> str:
     from tests.models import Effect
 
     Effect.objects.create(key=f"{context.idempotency_key}|{uuid.uuid4().hex}")
-    _sleep(seconds)
+    sleep_or_cancel(seconds)
     return "counted"
 
 
@@ -170,7 +160,7 @@ def atomic_effect(context: Any, seconds: float = 0, marker: str = "") -> str:
     Effect.objects.create(key=context.idempotency_key)
     if marker:
         Path(marker).write_text(f"try {context.try_number}\n")
-    _sleep(seconds)
+    sleep_or_cancel(seconds)
     return "effect written"
 
 

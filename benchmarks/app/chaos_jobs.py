@@ -60,7 +60,7 @@ def execution_record(context: Any) -> Iterator[None]:
         _append(path, {**base, "end": time.time()})
 
 
-def _sleep(seconds: float, context: Any = None) -> str:
+def sleep_or_cancel(seconds: float, context: Any = None) -> str:
     """Sleep ``seconds`` in small steps; ``"cancelled"`` early once the try is cancelled."""
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
@@ -79,7 +79,7 @@ def noop(context: Any = None) -> None:
 
 def sleep_for(seconds: float, context: Any = None) -> str:
     with execution_record(context):
-        return _sleep(seconds, context)
+        return sleep_or_cancel(seconds, context)
 
 
 def raise_error(message: str = "boom", context: Any = None) -> None:
@@ -109,7 +109,7 @@ def count_run(context: Any, seconds: float = 0) -> str:
 
     with execution_record(context):
         Effect.objects.create(key=f"{context.idempotency_key}|{uuid.uuid4().hex}")
-        _sleep(seconds)
+        sleep_or_cancel(seconds)
         return "counted"
 
 
@@ -121,7 +121,7 @@ def atomic_effect(context: Any, seconds: float = 0) -> str:
 
     with execution_record(context):
         Effect.objects.create(key=context.idempotency_key)
-        _sleep(seconds)
+        sleep_or_cancel(seconds)
         return "effect written"
 
 
@@ -134,7 +134,7 @@ def atomic_flaky(context: Any, fail_tries: int = 1, seconds: float = 0) -> str:
 
     with execution_record(context):
         Effect.objects.create(key=context.idempotency_key)
-        _sleep(seconds)
+        sleep_or_cancel(seconds)
         if context.try_number <= fail_tries:
             raise RuntimeError(f"atomic try {context.try_number} fails after its insert")
         return "effect written"
