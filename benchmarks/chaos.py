@@ -56,7 +56,7 @@ from .fleet import (
 )
 
 SETTINGS = "benchmarks.chaos_settings"
-JOBS = "benchmarks.app.chaos_jobs"  # the workers' jobs (what chaos_settings allows)
+JOBS = "benchmarks.chaos_app.jobs"  # the workers' jobs (what chaos_settings allows)
 DB_NAME = "cadence_chaos"
 NAME_ENV = DB_NAME_ENV
 SWEEP_S = 1.0  # the engine looks for expired leases at most once a second
@@ -186,7 +186,7 @@ def worker_env(
     db_env: dict[str, str], options: Options, executions: Path | None = None
 ) -> dict[str, str]:
     """The workers' environment; with ``executions``, their jobs record each execution there."""
-    from .app.chaos_jobs import EXECUTIONS_ENV
+    from .chaos_app.jobs import EXECUTIONS_ENV
 
     overrides = {
         "CADENCE_LEASE": options.lease,
@@ -328,7 +328,7 @@ class Writers:
     def _write(self, n: int) -> None:
         from django.db import DatabaseError, connection, transaction
 
-        from .app.models import Effect
+        from .chaos_app.models import Effect
 
         rng = random.Random(n)
         done = 0
@@ -491,7 +491,7 @@ def run_chaos(
     executed = checks.execution_overlaps(runs, {s.name for s in schedules if is_serial(s.overlap)})
     recovered = checks.recoveries(attempts, kills, options.lease)
     lost_attempts = recovered.pop("lost_attempts")
-    from .app.models import Effect
+    from .chaos_app.models import Effect
 
     effect_keys = list(
         Effect.objects.exclude(key__startswith="writer-").values_list("key", flat=True)
@@ -803,7 +803,7 @@ def setup_django(db: str, name: str, *, debug: bool = False) -> dict[str, str]:
 
 
 def reset_database(db: str, name: str) -> None:
-    """Drop and create the harness's database, then migrate it (the benchmark app too)."""
+    """Drop and create the harness's database, then migrate it (the chaos app too)."""
     from django.core.management import call_command
     from django.db import connection, connections
 

@@ -213,7 +213,7 @@ def recoveries(
 @dataclass(frozen=True)
 class Execution:
     """One run of a job body, from the job's own record
-    (``benchmarks.app.chaos_jobs.execution_record``): wall-clock instants of one host;
+    (``benchmarks.chaos_app.jobs.execution_record``): wall-clock instants of one host;
     ``cut_off`` when its worker died before the end, which is then the instant the harness
     saw that worker gone."""
 

@@ -4,7 +4,7 @@ The database comes from the environment as ``benchmarks.fleet.database_env`` set
 (``CADENCE_TEST_DB`` and ``CADENCE_*_NAME``), so a worker started by a test sees that test's
 database; ``CADENCE_TEST_OVERRIDES`` shrinks leases; ``CADENCE_CHAOS_DEBUG=1`` turns ``DEBUG``
 on, as the soak run needs (Django then keeps every query it runs). The jobs are
-``benchmarks/app/chaos_jobs.py``, their effects the benchmark app's ``Effect`` rows.
+``benchmarks/chaos_app/jobs.py``, their effects that app's ``Effect`` rows.
 """
 
 import os
@@ -19,12 +19,12 @@ DEBUG = os.environ.get("CADENCE_CHAOS_DEBUG") == "1"
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django_cadence",
-    "benchmarks.app",
+    "benchmarks.chaos_app",
 ]
 
 DATABASES = databases_from_env()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CADENCE_EXECUTORS = ["benchmarks.app.chaos_jobs.*"]
+CADENCE_EXECUTORS = ["benchmarks.chaos_app.jobs.*"]
 
 globals().update(settings_overrides())

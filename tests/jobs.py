@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from benchmarks.app.chaos_jobs import sleep_or_cancel
+from benchmarks.chaos_app.jobs import sleep_or_cancel
 from django_cadence.exceptions import Permanent
 from django_cadence.executors.registry import job
 

@@ -19,7 +19,7 @@ INSTALLED_APPS = [
     "dalf",
     "django_cadence",
     "tests",
-    "benchmarks.app",  # the chaos harness's Effect rows, for tests/fleet/test_chaos.py
+    "benchmarks.chaos_app",  # the chaos harness's Effect rows, for tests/fleet/test_chaos.py
 ]
 
 MIDDLEWARE = [
@@ -55,7 +55,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 STATIC_URL = "/static/"
 
 # The chaos harness's jobs too: tests/fleet/test_chaos.py creates its schedules.
-CADENCE_EXECUTORS = ["tests.jobs.*", "benchmarks.app.chaos_jobs.*"]
+CADENCE_EXECUTORS = ["tests.jobs.*", "benchmarks.chaos_app.jobs.*"]
 
 # tests/fleet/test_hostile_jobs.py installs apps in its run_cadence children (receivers that
 # raise); unset everywhere else.

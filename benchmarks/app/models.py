@@ -1,5 +1,4 @@
 from django.db import models
-from django.utils import timezone
 
 
 class Firing(models.Model):
@@ -21,17 +20,3 @@ class Firing(models.Model):
 
     def __str__(self) -> str:
         return f"{self.schedule_name}@{self.due_at.isoformat()}"
-
-
-class Effect(models.Model):
-    """One effect of a chaos job, keyed so that a duplicate run shows up as a second row (the
-    counting job) or a conflict (the atomic ones)."""
-
-    key = models.CharField(max_length=200, unique=True)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        db_table = "bench_effect"
-
-    def __str__(self) -> str:
-        return self.key

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from benchmarks.app import chaos_jobs as jobs
+from benchmarks.chaos_app import jobs
 from benchmarks.chaos_checks import (
     CLOCK_SLACK,
     execution_overlaps,
