@@ -54,8 +54,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # server serves them from the apps' static folders, as runserver does in the example project.
 STATIC_URL = "/static/"
 
-# The chaos harness's jobs too: tests/fleet/test_chaos.py creates its schedules.
-CADENCE_EXECUTORS = ["tests.jobs.*", "benchmarks.chaos_app.jobs.*"]
+CADENCE_EXECUTORS = ["tests.jobs.*"]
 
 # tests/fleet/test_hostile_jobs.py installs apps in its run_cadence children (receivers that
 # raise); unset everywhere else.
