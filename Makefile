@@ -102,4 +102,4 @@ clean:
 
 # make screenshots: the admin tour's pictures (docs/screenshots/), taken by the browser tests.
 screenshots: $(STAMP)
-	$(PY) -m benchmarks screenshots
+	CADENCE_SCREENSHOTS=1 CADENCE_TEST_DB=sqlite $(PY) -m pytest tests/admin/browser -q -p no:cacheprovider

@@ -5,15 +5,13 @@
     python -m benchmarks compare W1 W2 W3 [--quick] [--peers apscheduler,procrastinate,...]
     python -m benchmarks peers [--setup]
     python -m benchmarks admin [--db postgresql|mysql|sqlite] [--sizes 10000,1000000] [--repeat N]
-    python -m benchmarks screenshots [--db sqlite|postgresql|mysql]
     python -m benchmarks recovery [--db postgresql|mysql|sqlite] [--kills 20] [--database NAME]
 
 ``run W5`` without ``--db`` runs the whole matrix (1, 2 and 4 workers on PostgreSQL and
 MariaDB, 1 on SQLite), each database in its own child process. ``admin`` times the admin
 pages with 10^4 and 10^6 attempts in its own database, ``cadence_bench_admin``
 (``CADENCE_BENCH_NAME`` names another). Tables go to stdout, one JSON file per result to
-``benchmarks/results/``. ``screenshots`` runs the browser tests with ``CADENCE_SCREENSHOTS=1``,
-which rewrites the admin tour's pictures in ``docs/screenshots/``.
+``benchmarks/results/``.
 """
 
 from __future__ import annotations
@@ -142,24 +140,6 @@ def run_admin(args) -> None:
     print(f"-> {path.relative_to(harness.ROOT)}\n", flush=True)
 
 
-def run_screenshots(args) -> None:
-    """The browser tests, saving each page they visit into docs/screenshots/."""
-    env = {**os.environ, "CADENCE_SCREENSHOTS": "1", "CADENCE_TEST_DB": args.db}
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "tests/admin/browser",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-    ]
-    done = subprocess.run(command, cwd=harness.ROOT, env=env, check=False)
-    if done.returncode:
-        sys.exit(done.returncode)
-    print(f"-> {harness.ROOT / 'docs' / 'screenshots'}")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks", description=__doc__.split("\n")[0]
@@ -192,8 +172,6 @@ def main(argv: list[str] | None = None) -> None:
     adm.add_argument("--db", choices=DBS, default="postgresql")
     adm.add_argument("--sizes", type=_sizes, default=[10_000, 1_000_000], help="attempt counts")
     adm.add_argument("--repeat", type=_positive, default=5, help="timed fetches of each page")
-    shots = sub.add_parser("screenshots", help="refresh docs/screenshots/ from the browser tests")
-    shots.add_argument("--db", choices=DBS, default="sqlite")
     rec = sub.add_parser("recovery", help="recovery after kill -9, default settings")
     rec.add_argument("--db", choices=DBS, default="postgresql")
     rec.add_argument("--kills", type=_positive, default=20)
@@ -215,8 +193,6 @@ def main(argv: list[str] | None = None) -> None:
             print("@@JSON@@" + json.dumps(results, default=str))
     elif args.command == "admin":
         run_admin(args)
-    elif args.command == "screenshots":
-        run_screenshots(args)
     elif args.command == "compare":
         _setup_django("postgresql")
         from .compare import compare

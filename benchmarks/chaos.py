@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from .fleet import (
+    DB_ENV,
     DB_NAME_ENV,
     Worker,
     child_env,
@@ -55,6 +56,7 @@ from .fleet import (
 )
 
 SETTINGS = "benchmarks.chaos_settings"
+JOBS = "benchmarks.chaos_app.jobs"  # the workers' jobs (what chaos_settings allows)
 DB_NAME = "cadence_chaos"
 NAME_ENV = DB_NAME_ENV
 SWEEP_S = 1.0  # the engine looks for expired leases at most once a second
@@ -67,30 +69,30 @@ QUIET_AFTER_S = 5.0
 # the shortest interval for ``queue`` (so its backlog drains) and above it for
 # ``skip_if_running``, ``buffer_one`` and ``replace`` (so they skip and cancel).
 PROFILES: tuple[tuple[str, str, dict[str, Any], int | None], ...] = (
-    ("allow", "tests.jobs.count_run", {"seconds": 0.3}, None),
-    ("allow", "tests.jobs.count_run", {"seconds": 2.0}, None),
-    ("allow", "tests.jobs.noop", {}, None),
-    ("allow", "tests.jobs.fail_n_times", {"n": 1, "key": "chaos"}, None),
-    ("allow", "tests.jobs.raise_error", {"message": "chaos"}, 2),
-    ("allow", "tests.jobs.atomic_effect", {"seconds": 0.3}, None),
-    ("allow", "tests.jobs.atomic_flaky", {"fail_tries": 1, "seconds": 0.2}, None),
-    ("queue", "tests.jobs.atomic_flaky", {"fail_tries": 9}, 2),  # always a dead letter
-    ("skip_if_running", "tests.jobs.count_run", {"seconds": 1.5}, None),
-    ("skip_if_running", "tests.jobs.sleep_for", {"seconds": 1.0}, None),
-    ("queue", "tests.jobs.count_run", {"seconds": 0.2}, None),
-    ("queue", "tests.jobs.fail_n_times", {"n": 1, "key": "queue"}, None),
-    ("buffer_one", "tests.jobs.count_run", {"seconds": 1.2}, None),
-    ("buffer_one", "tests.jobs.atomic_effect", {"seconds": 0.2}, None),
-    ("replace", "tests.jobs.sleep_for", {"seconds": 4.0}, None),
-    ("skip_if_running", "tests.jobs.raise_permanent", {}, None),
+    ("allow", f"{JOBS}.count_run", {"seconds": 0.3}, None),
+    ("allow", f"{JOBS}.count_run", {"seconds": 2.0}, None),
+    ("allow", f"{JOBS}.noop", {}, None),
+    ("allow", f"{JOBS}.fail_n_times", {"n": 1, "key": "chaos"}, None),
+    ("allow", f"{JOBS}.raise_error", {"message": "chaos"}, 2),
+    ("allow", f"{JOBS}.atomic_effect", {"seconds": 0.3}, None),
+    ("allow", f"{JOBS}.atomic_flaky", {"fail_tries": 1, "seconds": 0.2}, None),
+    ("queue", f"{JOBS}.atomic_flaky", {"fail_tries": 9}, 2),  # always a dead letter
+    ("skip_if_running", f"{JOBS}.count_run", {"seconds": 1.5}, None),
+    ("skip_if_running", f"{JOBS}.sleep_for", {"seconds": 1.0}, None),
+    ("queue", f"{JOBS}.count_run", {"seconds": 0.2}, None),
+    ("queue", f"{JOBS}.fail_n_times", {"n": 1, "key": "queue"}, None),
+    ("buffer_one", f"{JOBS}.count_run", {"seconds": 1.2}, None),
+    ("buffer_one", f"{JOBS}.atomic_effect", {"seconds": 0.2}, None),
+    ("replace", f"{JOBS}.sleep_for", {"seconds": 4.0}, None),
+    ("skip_if_running", f"{JOBS}.raise_permanent", {}, None),
 )
 ONESHOT_PROFILES: tuple[tuple[str, dict[str, Any], int | None], ...] = (
-    ("tests.jobs.count_run", {"seconds": 0.1}, None),
-    ("tests.jobs.atomic_effect", {}, None),
-    ("tests.jobs.atomic_flaky", {"fail_tries": 1}, None),
-    ("tests.jobs.noop", {}, None),
-    ("tests.jobs.fail_n_times", {"n": 1, "key": "once"}, None),
-    ("tests.jobs.raise_error", {"message": "once"}, 2),
+    (f"{JOBS}.count_run", {"seconds": 0.1}, None),
+    (f"{JOBS}.atomic_effect", {}, None),
+    (f"{JOBS}.atomic_flaky", {"fail_tries": 1}, None),
+    (f"{JOBS}.noop", {}, None),
+    (f"{JOBS}.fail_n_times", {"n": 1, "key": "once"}, None),
+    (f"{JOBS}.raise_error", {"message": "once"}, 2),
 )
 
 
@@ -180,9 +182,11 @@ class Fleet:
             self.mark_gone(child)
 
 
-def worker_env(db_env: dict[str, str], options: Options, executions: Path) -> dict[str, str]:
-    """The workers' environment; their jobs record each execution under ``executions``."""
-    from tests.jobs import EXECUTIONS_ENV
+def worker_env(
+    db_env: dict[str, str], options: Options, executions: Path | None = None
+) -> dict[str, str]:
+    """The workers' environment; with ``executions``, their jobs record each execution there."""
+    from .chaos_app.jobs import EXECUTIONS_ENV
 
     overrides = {
         "CADENCE_LEASE": options.lease,
@@ -190,12 +194,11 @@ def worker_env(db_env: dict[str, str], options: Options, executions: Path) -> di
         "CADENCE_SHUTDOWN_GRACE": options.shutdown_grace,
         **options.extra,
     }
-    env = {
-        **child_env(db_env, overrides),
-        "DJANGO_SETTINGS_MODULE": SETTINGS,
-        EXECUTIONS_ENV: str(executions),
-    }
+    env = {**child_env(db_env, overrides), "DJANGO_SETTINGS_MODULE": SETTINGS}
     env.pop("CADENCE_CHAOS_DEBUG", None)
+    env.pop(EXECUTIONS_ENV, None)
+    if executions is not None:
+        env[EXECUTIONS_ENV] = str(executions)
     return env
 
 
@@ -325,7 +328,7 @@ class Writers:
     def _write(self, n: int) -> None:
         from django.db import DatabaseError, connection, transaction
 
-        from tests.models import Effect
+        from .chaos_app.models import Effect
 
         rng = random.Random(n)
         done = 0
@@ -365,8 +368,8 @@ def run_chaos(
 ) -> dict[str, Any]:
     """Run the scenario against the configured, migrated, empty database; return the report.
 
-    ``db_env`` points the workers at the same database as this process (``CADENCE_TEST_DB``
-    and the ``CADENCE_*_NAME`` of ``tests/settings.py``).
+    ``db_env`` points the workers at the same database as this process
+    (``benchmarks.fleet.database_env``).
     """
     from django.db import connection
     from django.db.models import Count
@@ -488,7 +491,7 @@ def run_chaos(
     executed = checks.execution_overlaps(runs, {s.name for s in schedules if is_serial(s.overlap)})
     recovered = checks.recoveries(attempts, kills, options.lease)
     lost_attempts = recovered.pop("lost_attempts")
-    from tests.models import Effect
+    from .chaos_app.models import Effect
 
     effect_keys = list(
         Effect.objects.exclude(key__startswith="writer-").values_list("key", flat=True)
@@ -788,7 +791,7 @@ def to_json(report: dict[str, Any]) -> str:
 
 def setup_django(db: str, name: str, *, debug: bool = False) -> dict[str, str]:
     """Point ``benchmarks.chaos_settings`` at ``name`` on ``db``; returns the workers' env."""
-    db_env = {"CADENCE_TEST_DB": db, NAME_ENV[db]: name}
+    db_env = {DB_ENV: db, NAME_ENV[db]: name}
     os.environ.update(db_env)
     os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
     if debug:
@@ -800,7 +803,7 @@ def setup_django(db: str, name: str, *, debug: bool = False) -> dict[str, str]:
 
 
 def reset_database(db: str, name: str) -> None:
-    """Drop and create the harness's database, then migrate it (the tests app too)."""
+    """Drop and create the harness's database, then migrate it (the chaos app too)."""
     from django.core.management import call_command
     from django.db import connection, connections
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import fleet
+from benchmarks.chaos import JOBS
 from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Attempt, Schedule, Status, Trigger
 from django_cadence.schedule.policies import is_serial
@@ -32,8 +33,8 @@ from django_cadence.schedule.policies import is_serial
 # recorded end: a few ms, some 50 ms on a loaded machine (tests/fleet/test_many_workers.py).
 CLOCK_SLACK = timedelta(milliseconds=200)
 
-COUNTING = frozenset({"tests.jobs.count_run"})
-ATOMIC = frozenset({"tests.jobs.atomic_effect", "tests.jobs.atomic_flaky"})
+COUNTING = frozenset({f"{JOBS}.count_run"})
+ATOMIC = frozenset({f"{JOBS}.atomic_effect", f"{JOBS}.atomic_flaky"})
 
 STARTED = re.compile(r"attempt started id=(\d+) schedule=\S+ occurrence=\S+ try=(\d+) worker=(\S+)")
 RELEASED = re.compile(r"attempt released id=(\d+)")
@@ -211,9 +212,10 @@ def recoveries(
 
 @dataclass(frozen=True)
 class Execution:
-    """One run of a job body, from the job's own record (``tests.jobs.execution_record``):
-    wall-clock instants of one host; ``cut_off`` when its worker died before the end, which is
-    then the instant the harness saw that worker gone."""
+    """One run of a job body, from the job's own record
+    (``benchmarks.chaos_app.jobs.execution_record``): wall-clock instants of one host;
+    ``cut_off`` when its worker died before the end, which is then the instant the harness
+    saw that worker gone."""
 
     attempt: int
     schedule: str

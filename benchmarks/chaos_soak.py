@@ -19,7 +19,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .chaos import DB_NAME, NAME_ENV, reset_database, setup_django, start_worker, worker_env
+from .chaos import (
+    DB_NAME,
+    JOBS,
+    NAME_ENV,
+    reset_database,
+    setup_django,
+    start_worker,
+    worker_env,
+)
 
 
 def rss_kib(pid: int) -> int:
@@ -78,7 +86,7 @@ def create_schedules(rate: int) -> None:
             name=f"soak-{i:03d}",
             kind="interval",
             interval=timedelta(seconds=1),
-            executor="tests.jobs.noop",
+            executor=f"{JOBS}.noop",
             overlap="allow",
         )
 

@@ -32,13 +32,16 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
-# The setting of ``tests/settings.py`` (and ``benchmarks/chaos_settings.py``) naming each
-# vendor's database.
+# The environment a fleet's child reads its database from (``databases_from_env``): the
+# vendor in ``CADENCE_TEST_DB``, the database's name in the vendor's variable below.
+DB_ENV = "CADENCE_TEST_DB"
 DB_NAME_ENV = {
     "sqlite": "CADENCE_SQLITE_NAME",
     "postgresql": "CADENCE_PG_NAME",
     "mysql": "CADENCE_MYSQL_NAME",
 }
+DEFAULT_NAMES = {"sqlite": "cadence-test.sqlite3", "postgresql": "test", "mysql": "test"}
+OVERRIDES_ENV = "CADENCE_TEST_OVERRIDES"
 
 
 def wait_until(
@@ -82,6 +85,59 @@ def run_cadence_args(
     return args
 
 
+def databases_from_env() -> dict[str, dict[str, Any]]:
+    """``DATABASES`` for the database the environment names (what :func:`database_env` sets):
+    the test suite's settings and the chaos workers' read it the same way, so a worker sees
+    the database of the test that started it. Servers are the local ones unless
+    ``CADENCE_PG_*`` or ``CADENCE_MYSQL_*`` say otherwise."""
+    vendor = os.environ.get(DB_ENV, "sqlite")
+    if vendor not in DB_NAME_ENV:
+        raise RuntimeError(f"{DB_ENV} must be sqlite, postgresql or mysql, not {vendor!r}")
+    name = os.environ.get(DB_NAME_ENV[vendor], DEFAULT_NAMES[vendor])
+    if vendor == "sqlite":
+        test_name = os.environ.get("CADENCE_SQLITE_TEST_NAME", DEFAULT_NAMES[vendor])
+        return {
+            "default": {
+                "ENGINE": "django.db.backends.sqlite3",
+                "NAME": name,
+                "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
+                "TEST": {"NAME": test_name},
+            }
+        }
+    if vendor == "postgresql":
+        return {
+            "default": {
+                "ENGINE": "django.db.backends.postgresql",
+                "NAME": name,
+                "USER": os.environ.get("CADENCE_PG_USER", "postgres"),
+                "HOST": os.environ.get("CADENCE_PG_HOST", "127.0.0.1"),
+                "PORT": os.environ.get("CADENCE_PG_PORT", "5432"),
+            }
+        }
+    return {
+        "default": {
+            "ENGINE": "django.db.backends.mysql",
+            "NAME": name,
+            "USER": os.environ.get("CADENCE_MYSQL_USER", "root"),
+            "PASSWORD": os.environ.get("CADENCE_MYSQL_PASSWORD", ""),
+            "HOST": os.environ.get("CADENCE_MYSQL_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("CADENCE_MYSQL_PORT", "3306"),
+            "OPTIONS": {"charset": "utf8mb4"},
+            "TEST": {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"},
+        }
+    }
+
+
+def settings_overrides(variable: str = OVERRIDES_ENV) -> dict[str, Any]:
+    """The ``CADENCE_*`` settings a parent passes its child as JSON in ``variable`` (shrunken
+    leases, as a rule); refuses any other setting."""
+    overrides = json.loads(os.environ.get(variable) or "{}")
+    for name in overrides:
+        if not name.startswith("CADENCE_"):
+            raise RuntimeError(f"{variable} may set only CADENCE_* settings, not {name}")
+    return overrides
+
+
 def database_env() -> dict[str, str]:
     """Point a child at the database this process's default connection uses."""
     from django.db import connection
@@ -90,17 +146,17 @@ def database_env() -> dict[str, str]:
     name = str(connection.settings_dict["NAME"])
     if vendor == "sqlite":
         name = str(Path(name).resolve())
-    return {"CADENCE_TEST_DB": vendor, DB_NAME_ENV[vendor]: name}
+    return {DB_ENV: vendor, DB_NAME_ENV[vendor]: name}
 
 
 def child_env(db_env: dict[str, str], overrides: dict[str, Any] | None = None) -> dict[str, str]:
     """A child's environment: this one, the database, unbuffered output, and the settings it
-    shrinks as ``CADENCE_TEST_OVERRIDES`` JSON (applied at the end of the settings module)."""
+    shrinks as JSON (its settings module applies :func:`settings_overrides` last)."""
     return {
         **os.environ,
         **db_env,
         "PYTHONUNBUFFERED": "1",
-        "CADENCE_TEST_OVERRIDES": json.dumps(overrides or {}),
+        OVERRIDES_ENV: json.dumps(overrides or {}),
     }
 
 
@@ -188,7 +244,7 @@ def stop_all(workers: Iterable[Worker], timeout: float = 30.0) -> dict[str, int 
 # --- taking the database away ----------------------------------------------------------------
 
 
-def _run(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+def _run(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -203,7 +259,7 @@ def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
 class PostgreSQLServer:
     """The local cluster, driven with Debian's ``pg_ctlcluster``."""
 
-    def __init__(self, settings_dict: dict) -> None:
+    def __init__(self, settings_dict: dict[str, Any]) -> None:
         self.host = str(settings_dict.get("HOST") or "127.0.0.1")
         self.port = str(settings_dict.get("PORT") or "5432")
         self.version = sorted(os.listdir("/etc/postgresql"))[0]
@@ -229,7 +285,7 @@ class MariaDBServer:
 
     DAEMON = "/usr/sbin/mariadbd"
 
-    def __init__(self, settings_dict: dict) -> None:
+    def __init__(self, settings_dict: dict[str, Any]) -> None:
         self.client = [
             "-h",
             str(settings_dict.get("HOST") or "127.0.0.1"),
@@ -346,18 +402,19 @@ def occurrence_record(
             covered[attempt.occurrence_at] += 1
             record.planned += 1
             continue
-        first = datetime.fromisoformat(attempt.outcome["first"])
-        last = datetime.fromisoformat(attempt.outcome["last"])
+        outcome = attempt.outcome or {}
+        first = datetime.fromisoformat(outcome["first"])
+        last = datetime.fromisoformat(outcome["last"])
         span = [at for at in expected if first <= at <= last]
         if (
             attempt.occurrence_at != first
             or span[:1] != [first]
             or span[-1:] != [last]
-            or len(span) != attempt.outcome["missed"]
+            or len(span) != outcome["missed"]
         ):
             record.bad_missed.append(
                 f"{schedule.name}: missed row at {attempt.occurrence_at.isoformat()} "
-                f"{attempt.outcome} spans {len(span)} occurrence(s)"
+                f"{outcome} spans {len(span)} occurrence(s)"
             )
         covered.update(span)
         record.missed += len(span)

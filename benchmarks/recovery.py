@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import tempfile
@@ -24,8 +23,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .chaos import SETTINGS, reset_database, setup_django
-from .fleet import Worker, run_cadence_args, wait_until
+from .chaos import JOBS, SETTINGS, reset_database, setup_django
+from .fleet import Worker, child_env, run_cadence_args, wait_until
 
 DB_NAME = "cadence_recovery"
 
@@ -74,7 +73,7 @@ def _one_shot(i: int):
         name=f"recovery-{i}",
         kind="once",
         run_at=timezone.now() - timedelta(seconds=1),
-        executor="tests.jobs.sleep_for",
+        executor=f"{JOBS}.sleep_for",
         payload={"seconds": 3},
     )
 
@@ -87,8 +86,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     logs = Path(tempfile.mkdtemp(prefix="cadence-recovery-"))
     name = str(logs / "db.sqlite3") if args.db == "sqlite" else args.database
-    env = {**os.environ, **setup_django(args.db, name), "PYTHONUNBUFFERED": "1"}
-    env["CADENCE_TEST_OVERRIDES"] = "{}"  # default settings
+    env = child_env(setup_django(args.db, name))  # no overrides: the default settings
     reset_database(args.db, name)
     times = sorted(one_round(i, args.db, env, logs) for i in range(args.kills))
     p99 = times[min(len(times) - 1, round(0.99 * (len(times) - 1)))]

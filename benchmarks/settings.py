@@ -13,10 +13,11 @@ is measured is what a user gets out of the box. ``CADENCE_BENCH_OVERRIDES`` (JSO
 ``CADENCE_*`` settings for an experiment; the harness records it in the results.
 """
 
-import json
 import os
 import re
 from pathlib import Path
+
+from benchmarks.fleet import settings_overrides
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -73,7 +74,4 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CADENCE_EXECUTORS = ["benchmarks.app.jobs.*"]
 
-for _name, _value in json.loads(os.environ.get("CADENCE_BENCH_OVERRIDES") or "{}").items():
-    if not _name.startswith("CADENCE_"):
-        raise RuntimeError(f"CADENCE_BENCH_OVERRIDES may set only CADENCE_* settings: {_name}")
-    globals()[_name] = _value
+globals().update(settings_overrides("CADENCE_BENCH_OVERRIDES"))

@@ -6,7 +6,6 @@ Module-level, simple and deterministic, so a child process can import them by pa
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -14,10 +13,10 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from benchmarks.chaos_app.jobs import sleep_or_cancel
 from django_cadence.exceptions import Permanent
 from django_cadence.executors.registry import job
 
@@ -28,51 +27,8 @@ GATE = threading.Event()
 """Opened by a test to let :func:`wait_at_gate` tries finish; tests clear it."""
 
 
-EXECUTIONS_ENV = "CADENCE_TEST_EXECUTIONS"
-"""A directory: when set, the jobs that take part in the chaos run record each execution."""
-
-
-def _append(path: Path, line: dict[str, Any]) -> None:
-    """One line, in one ``write`` to a file opened for appending: the threads of a worker
-    share its file, and a line written is kept whatever happens to the process next."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (json.dumps(line) + "\n").encode())
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def execution_record(context: Any) -> Iterator[None]:
-    """Record this execution's own start and end (``time.time()``, whatever the body does)
-    in ``<pid>.jsonl`` under ``$CADENCE_TEST_EXECUTIONS``, if set.
-
-    A worker killed mid-run leaves the start without its end. The chaos harness counts
-    overlapping executions from these lines, which the jobs write themselves, not from the
-    rows the engine writes.
-    """
-    directory = os.environ.get(EXECUTIONS_ENV)
-    if not directory or context is None:
-        yield
-        return
-    path = Path(directory) / f"{os.getpid()}.jsonl"
-    base = {
-        "run": uuid.uuid4().hex,
-        "attempt": context.attempt_id,
-        "schedule": context.schedule_name,
-        "try": context.try_number,
-        "pid": os.getpid(),
-    }
-    _append(path, {**base, "start": time.time()})
-    try:
-        yield
-    finally:
-        _append(path, {**base, "end": time.time()})
-
-
 def noop(context: Any = None, **kwargs: Any) -> None:
-    with execution_record(context):
-        return None
+    return None
 
 
 def echo(**kwargs: Any) -> dict[str, Any]:
@@ -98,8 +54,7 @@ async def async_with_context(context: Any) -> dict[str, Any]:
 
 
 def raise_permanent(context: Any = None, **kwargs: Any) -> None:
-    with execution_record(context):
-        raise Permanent("permanent failure")
+    raise Permanent("permanent failure")
 
 
 def call_sys_exit(code: int = 3) -> None:
@@ -108,25 +63,12 @@ def call_sys_exit(code: int = 3) -> None:
 
 
 def raise_error(message: str = "boom", context: Any = None) -> None:
-    with execution_record(context):
-        raise RuntimeError(message)
+    raise RuntimeError(message)
 
 
 def sleep_for(seconds: float, context: Any = None) -> str:
     """Sleep ``seconds`` in small steps; return ``"cancelled"`` early once cancelled."""
-    with execution_record(context):
-        return _sleep(seconds, context)
-
-
-def _sleep(seconds: float, context: Any = None) -> str:
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        if context is not None:
-            if context.cancel_event.wait(min(left, 0.05)):
-                return "cancelled"
-        else:
-            time.sleep(min(left, 0.05))
-    return "done"
+    return sleep_or_cancel(seconds, context)
 
 
 def record_span(directory: str, seconds: float, context: Any) -> str:
@@ -145,7 +87,7 @@ def record_span(directory: str, seconds: float, context: Any) -> str:
         "start": time.time(),
     }
     _write_whole(path, span)
-    outcome = _sleep(seconds, context)
+    outcome = sleep_or_cancel(seconds, context)
     span.update(end=time.time(), cancelled=outcome == "cancelled")
     _write_whole(path, span)
     return outcome
@@ -160,10 +102,9 @@ def _write_whole(path: Path, record: dict[str, Any]) -> None:
 
 def fail_n_times(n: int, key: str, context: Any) -> str:
     """Fail tries 1..n of an attempt, succeed from try n + 1 on."""
-    with execution_record(context):
-        if context.try_number <= n:
-            raise RuntimeError(f"failing try {context.try_number} of {n} ({key})")
-        return "ok"
+    if context.try_number <= n:
+        raise RuntimeError(f"failing try {context.try_number} of {n} ({key})")
+    return "ok"
 
 
 def record_call(label: str, context: Any = None) -> str:
@@ -202,10 +143,9 @@ def count_run(context: Any, seconds: float = 0) -> str:
     """
     from tests.models import Effect
 
-    with execution_record(context):
-        Effect.objects.create(key=f"{context.idempotency_key}|{uuid.uuid4().hex}")
-        _sleep(seconds)
-        return "counted"
+    Effect.objects.create(key=f"{context.idempotency_key}|{uuid.uuid4().hex}")
+    sleep_or_cancel(seconds)
+    return "counted"
 
 
 @job(delivery="atomic")
@@ -217,12 +157,11 @@ def atomic_effect(context: Any, seconds: float = 0, marker: str = "") -> str:
     """
     from tests.models import Effect
 
-    with execution_record(context):
-        Effect.objects.create(key=context.idempotency_key)
-        if marker:
-            Path(marker).write_text(f"try {context.try_number}\n")
-        _sleep(seconds)
-        return "effect written"
+    Effect.objects.create(key=context.idempotency_key)
+    if marker:
+        Path(marker).write_text(f"try {context.try_number}\n")
+    sleep_or_cancel(seconds)
+    return "effect written"
 
 
 @job(isolation="process")
@@ -240,21 +179,6 @@ def fails_until_file(path: str) -> str:
     if not Path(path).exists():
         raise Permanent(f"{Path(path).name} is not there yet")
     return f"imported {Path(path).name}"
-
-
-@job(delivery="atomic")
-def atomic_flaky(context: Any, fail_tries: int = 1, seconds: float = 0) -> str:
-    """Atomic: insert an ``Effect`` keyed by the idempotency key, sleep, then fail while
-    ``context.try_number <= fail_tries``. A failed try rolls its insert back, so a succeeded
-    attempt has exactly one ``Effect`` and a dead-lettered one none (the chaos harness)."""
-    from tests.models import Effect
-
-    with execution_record(context):
-        Effect.objects.create(key=context.idempotency_key)
-        _sleep(seconds)
-        if context.try_number <= fail_tries:
-            raise RuntimeError(f"atomic try {context.try_number} fails after its insert")
-        return "effect written"
 
 
 def raise_with_kwargs(**kwargs: Any) -> None:

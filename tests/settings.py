@@ -1,7 +1,8 @@
 """Settings for the test suite; CADENCE_TEST_DB picks the database (sqlite | postgresql | mysql)."""
 
-import json
 import os
+
+from benchmarks.fleet import databases_from_env, settings_overrides
 
 SECRET_KEY = "django-cadence-tests"
 USE_TZ = True
@@ -18,6 +19,7 @@ INSTALLED_APPS = [
     "dalf",
     "django_cadence",
     "tests",
+    "benchmarks.chaos_app",  # the chaos harness's Effect rows, for tests/fleet/test_chaos.py
 ]
 
 MIDDLEWARE = [
@@ -43,42 +45,8 @@ TEMPLATES = [
     }
 ]
 
-_DB = os.environ.get("CADENCE_TEST_DB", "sqlite")
-
-if _DB == "sqlite":
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": os.environ.get("CADENCE_SQLITE_NAME", "cadence-test.sqlite3"),
-            "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
-            "TEST": {"NAME": os.environ.get("CADENCE_SQLITE_TEST_NAME", "cadence-test.sqlite3")},
-        }
-    }
-elif _DB == "postgresql":
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": os.environ.get("CADENCE_PG_NAME", "test"),
-            "USER": os.environ.get("CADENCE_PG_USER", "postgres"),
-            "HOST": os.environ.get("CADENCE_PG_HOST", "127.0.0.1"),
-            "PORT": os.environ.get("CADENCE_PG_PORT", "5432"),
-        }
-    }
-elif _DB == "mysql":
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.mysql",
-            "NAME": os.environ.get("CADENCE_MYSQL_NAME", "test"),
-            "USER": os.environ.get("CADENCE_MYSQL_USER", "root"),
-            "PASSWORD": os.environ.get("CADENCE_MYSQL_PASSWORD", ""),
-            "HOST": os.environ.get("CADENCE_MYSQL_HOST", "127.0.0.1"),
-            "PORT": os.environ.get("CADENCE_MYSQL_PORT", "3306"),
-            "OPTIONS": {"charset": "utf8mb4"},
-            "TEST": {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"},
-        }
-    }
-else:
-    raise RuntimeError(f"CADENCE_TEST_DB must be sqlite, postgresql or mysql, not {_DB!r}")
+# CADENCE_TEST_DB and CADENCE_*_NAME, as benchmarks.fleet sets them for a run_cadence child.
+DATABASES = databases_from_env()
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -94,10 +62,7 @@ INSTALLED_APPS += [app for app in os.environ.get("CADENCE_TEST_EXTRA_APPS", "").
 
 # tests/fleet passes shrunken CADENCE_* settings (numbers of seconds) to its run_cadence
 # children as JSON; unset everywhere else, so nothing changes for the rest of the suite.
-for _name, _value in json.loads(os.environ.get("CADENCE_TEST_OVERRIDES") or "{}").items():
-    if not _name.startswith("CADENCE_"):
-        raise RuntimeError(f"CADENCE_TEST_OVERRIDES may set only CADENCE_* settings, not {_name}")
-    globals()[_name] = _value
+globals().update(settings_overrides())
 
 # Logging in to the admin in tests needs no strong hashing.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -4,30 +4,18 @@ fresh interpreter, where nothing but ``AppConfig.ready()`` can have registered t
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.core import checks
 from django.test import override_settings
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.commands import run_python
 
 
 def run(*args: str, settings: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CADENCE_TEST_DB": "sqlite", "DJANGO_SETTINGS_MODULE": settings}
-    env.pop("CADENCE_TEST_OVERRIDES", None)
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {"CADENCE_TEST_DB": "sqlite", "DJANGO_SETTINGS_MODULE": settings}
+    return run_python(*args, env=env, unset=["CADENCE_TEST_OVERRIDES"])
 
 
 def manage_check(settings: str) -> subprocess.CompletedProcess[str]:

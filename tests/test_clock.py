@@ -27,7 +27,7 @@ import django_cadence.clock
 from django_cadence.clock import DatabaseClock, SystemClock, default_clock
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt, Schedule, Status
-from tests.fleet._fleet import check_occurrences
+from tests.support.records import check_occurrences
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from benchmarks.chaos_app import jobs
 from benchmarks.chaos_checks import (
     CLOCK_SLACK,
     execution_overlaps,
@@ -15,7 +16,6 @@ from benchmarks.chaos_checks import (
 )
 from django_cadence.executors.calling import AttemptContext
 from django_cadence.models import Attempt
-from tests import jobs
 
 T0 = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 
@@ -49,7 +49,7 @@ def test_a_try_lost_before_its_workers_kill_is_not_a_recovery_of_that_kill():
 
 
 def run(n: int, attempt: int, schedule: str, start: float, end: float | None, pid: int = 10):
-    """The lines ``tests.jobs.execution_record`` appends for one execution."""
+    """The lines ``execution_record`` appends for one execution."""
     base = {"run": f"r{n}", "attempt": attempt, "schedule": schedule, "try": 1, "pid": pid}
     lines = [{**base, "start": start}]
     if end is not None:

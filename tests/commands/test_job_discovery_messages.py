@@ -2,17 +2,13 @@
 found and how to allow it, in ``cadence_sync``'s own output."""
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from benchmarks.fleet import database_env
+from tests.support.commands import ROOT, run_django
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the child reads the database's clock
-
-ROOT = Path(__file__).resolve().parents[2]
 
 SETTINGS = """
 from tests.settings import *
@@ -26,20 +22,11 @@ CADENCE_SCHEDULES = {{"digest": {{"cron": "@daily", "executor": {executor!r}}}}}
 def sync(tmp_path, executor):
     (tmp_path / "discovery_settings.py").write_text(SETTINGS.format(executor=executor))
     env = {
-        **os.environ,
         **database_env(),
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)]),
         "DJANGO_SETTINGS_MODULE": "discovery_settings",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "django", "cadence_sync", "--dry-run"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_django("cadence_sync", "--dry-run", env=env, timeout=60)
 
 
 def test_job_outside_jobs_py_says_where_jobs_are_discovered_and_what_to_do(tmp_path):

@@ -1,28 +1,14 @@
 """``run_cadence`` on a database that was never migrated says what to do, in one line."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.commands import run_django
 
 
 def test_run_cadence_before_migrate_exits_at_once_saying_to_migrate(tmp_path):
     env = {
-        **os.environ,
         "CADENCE_TEST_DB": "sqlite",
         "CADENCE_SQLITE_NAME": str(tmp_path / "never-migrated.sqlite3"),
     }
-    result = subprocess.run(
-        [sys.executable, "-m", "django", "run_cadence", "--settings=tests.settings"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_django("run_cadence", "--settings=tests.settings", env=env, timeout=60)
 
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()

@@ -3,17 +3,11 @@ option's parser, naming the option, before anything starts."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from django_cadence.engine.loop import Engine
 from django_cadence.engine.workers import MAX_WORKER_ID, check_worker_id
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.commands import run_django
 
 BAD_IDS = [
     ("newline", "w1\n2026-01-01 00:00:00 ERROR forged"),
@@ -30,25 +24,9 @@ BAD_IDS = [
 
 @pytest.mark.parametrize("value", [v for _, v in BAD_IDS], ids=[n for n, _ in BAD_IDS])
 def test_run_cadence_refuses_a_worker_id_that_could_forge_a_line(value, tmp_path):
-    env = {**os.environ, "CADENCE_TEST_DB": "sqlite"}
-    env["CADENCE_SQLITE_NAME"] = str(tmp_path / "unused.sqlite3")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "django",
-            "run_cadence",
-            "--settings=tests.settings",
-            "--worker-id",
-            value,
-            "--once",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    env = {"CADENCE_TEST_DB": "sqlite", "CADENCE_SQLITE_NAME": str(tmp_path / "unused.sqlite3")}
+    result = run_django(
+        "run_cadence", "--settings=tests.settings", "--worker-id", value, "--once", env=env
     )
     assert result.returncode == 2, result.stderr
     assert "error: argument --worker-id: a worker id" in result.stderr

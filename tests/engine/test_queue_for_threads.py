@@ -2,7 +2,6 @@
 shorter they are), and hands back any that wait too long for one."""
 
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -11,6 +10,7 @@ from django_cadence.engine import recovery
 from django_cadence.engine import tries as engine_module
 from django_cadence.models import Attempt
 from tests import jobs
+from tests.support.polling import poll_until
 
 pytestmark = pytest.mark.django_db
 MINUTE = timedelta(minutes=1)
@@ -21,13 +21,6 @@ def wait_for_threads(engine):
         assert flight.done.wait(5)
 
 
-def wait_until(condition, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.005)
-
-
 def warmed_up(engine, schedule_at, clock):
     """The engine after one quick try: it has seen that its tries are short."""
     schedule_at(executor="tests.jobs.noop", interval=timedelta(hours=1))
@@ -36,7 +29,7 @@ def warmed_up(engine, schedule_at, clock):
     wait_for_threads(engine)
     engine.tick()
     assert engine.in_flight == 0
-    wait_until(lambda: engine.tries.busy == 0)  # its thread has let go of the queue
+    poll_until(lambda: engine.tries.busy == 0)  # its thread has let go of the queue
     return engine
 
 
@@ -183,7 +176,7 @@ def test_a_queued_try_is_not_timed_out_before_it_starts(schedule_at, clock, thre
     clock.advance(MINUTE)
     engine.tick()
     (queued,) = engine.tries.queued
-    wait_until(lambda: jobs.CALLS)  # the other try's job has started
+    poll_until(lambda: jobs.CALLS)  # the other try's job has started
     clock.advance(seconds=6)
     engine.tick()  # the running try is past its deadline; the queued one has not started
     by_id = {s.attempts.get().id: s.attempts.get() for s in schedules}
@@ -209,7 +202,7 @@ def test_a_worker_never_starts_again_an_attempt_still_running_in_its_own_thread(
     gated_schedules(engine, schedule_at, 1)
     clock.advance(MINUTE)
     engine.tick()
-    wait_until(lambda: jobs.CALLS == ["g0"])
+    poll_until(lambda: jobs.CALLS == ["g0"])
     (first,) = engine.tries.claims()
     assert recovery.recover(clock.now(), lost_workers={engine.worker_id}) == 1
     engine.tick()
@@ -222,7 +215,7 @@ def test_a_worker_never_starts_again_an_attempt_still_running_in_its_own_thread(
     assert caplog.text.count("attempt lost") == 1
 
     gate.set()  # the lost try ends; its success is never written
-    wait_until(lambda: not engine.tries.running_here().attempts)
+    poll_until(lambda: not engine.tries.running_here().attempts)
     engine.tick()
     wait_for_threads(engine)
     engine.tick()

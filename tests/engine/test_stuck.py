@@ -3,7 +3,6 @@ slot back, is counted stuck one ``STUCK_AFTER`` later, and past the limit makes 
 unhealthy (docs/design.md, "Stuck threads")."""
 
 import logging
-import time
 from datetime import timedelta
 
 import pytest
@@ -11,16 +10,10 @@ import pytest
 from django_cadence.engine.tuning import STUCK_AFTER
 from django_cadence.models import Attempt
 from tests import jobs
+from tests.support.polling import poll_until
 
 pytestmark = pytest.mark.django_db
 MINUTE = timedelta(minutes=1)
-
-
-def wait_until(condition, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.005)
 
 
 def test_a_try_that_ignores_its_timeout_gives_its_slot_back_and_is_counted_stuck(
@@ -37,7 +30,7 @@ def test_a_try_that_ignores_its_timeout_gives_its_slot_back_and_is_counted_stuck
     )
     clock.advance(hours=1)
     engine.tick()
-    wait_until(lambda: jobs.CALLS)
+    poll_until(lambda: jobs.CALLS)
     later = schedule_at(executor="tests.jobs.noop", interval=MINUTE)
     clock.advance(seconds=6)
     engine.tick()  # timed out: recorded as failed, its thread set apart, its slot free
@@ -51,12 +44,12 @@ def test_a_try_that_ignores_its_timeout_gives_its_slot_back_and_is_counted_stuck
 
     clock.advance(seconds=54)  # the other schedule is due
     engine.tick()  # it runs on a new thread beside the stuck one
-    wait_until(lambda: engine.tries.has_unrecorded())
+    poll_until(lambda: engine.tries.has_unrecorded())
     engine.tick()
     assert Attempt.objects.get(schedule=later).status == "succeeded"
 
     gate.set()  # the job returns at last: its thread is no longer stuck
-    wait_until(lambda: len(engine.tries.stuck) == 0)
+    poll_until(lambda: len(engine.tries.stuck) == 0)
     assert engine.unhealthy is None
 
 
@@ -75,7 +68,7 @@ def test_a_job_that_heeds_its_cancel_event_is_never_counted_stuck(
     engine.tick()
     clock.advance(seconds=6)
     engine.tick()
-    wait_until(lambda: len(engine.tries.stuck) == 0)  # it saw the cancel event and returned
+    poll_until(lambda: len(engine.tries.stuck) == 0)  # it saw the cancel event and returned
     clock.advance(STUCK_AFTER)
     engine.tick()
     assert engine.tries.stuck.count(clock.now()) == 0
@@ -95,7 +88,7 @@ def test_at_the_limit_the_worker_is_unhealthy_and_stops_claiming(
     )
     clock.advance(MINUTE)
     engine.tick()
-    wait_until(lambda: jobs.CALLS)
+    poll_until(lambda: jobs.CALLS)
     clock.advance(seconds=6)
     engine.tick()
     assert engine.unhealthy is None

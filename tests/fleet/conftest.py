@@ -14,13 +14,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.fleet import (
-    Worker,
-    child_env,
-    database_env,
-    run_cadence_args,
-    wait_until,
-)
+from benchmarks.fleet import Worker, child_env, database_env, run_cadence_args
+from tests.support.attempts import make_due
 
 
 @pytest.fixture
@@ -69,62 +64,17 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture
-def due_schedule(transactional_db):
-    """Create hourly interval schedules whose next occurrence was ``ago`` ago (so: due now).
+def due_schedule(transactional_db, make_schedule):
+    """Create hourly interval schedules whose next occurrence was a second ago (so: due now).
 
-    Creation time is rewound with ``next_run_at`` (the engine never catches up occurrences from
-    before a schedule existed). ``due_schedule(executor=..., payload=..., due=False)`` creates
-    one that is not due yet; ``make_due(schedule)`` makes it due later.
+    ``due_schedule(executor=..., payload=..., due=False)`` creates one that is not due yet;
+    ``tests.support.attempts.make_due(schedule)`` makes it due later.
     """
-    from django_cadence.models import Schedule
 
-    counter = iter(range(1, 1_000_000))
-
-    def create(*, due: bool = True, **fields: Any) -> Schedule:
-        defaults: dict[str, Any] = {
-            "name": f"process-{next(counter)}",
-            "kind": "interval",
-            "interval": timedelta(hours=1),
-            "executor": "tests.jobs.noop",
-            "payload": {},
-        }
-        schedule = Schedule.objects.create(**{**defaults, **fields})
+    def create(*, due: bool = True, **fields: Any) -> Any:
+        schedule = make_schedule(**{"interval": timedelta(hours=1), **fields})
         if due:
             make_due(schedule)
         return schedule
 
     return create
-
-
-def make_due(schedule, *, ago: timedelta = timedelta(seconds=1)) -> None:
-    """Rewind an interval schedule so that its next occurrence was ``ago`` ago."""
-    from django.utils import timezone
-
-    from django_cadence.models import Schedule
-
-    occurrence = timezone.now() - ago
-    anchor = occurrence - schedule.interval
-    Schedule.objects.filter(pk=schedule.pk).update(
-        created_at=anchor, enabled_at=anchor, next_run_at=occurrence
-    )
-    schedule.refresh_from_db()
-
-
-def attempt_of(schedule):
-    """The one attempt of ``schedule`` (asserting there is exactly one), fresh from the DB."""
-    from django_cadence.models import Attempt
-
-    attempts = list(Attempt.objects.filter(schedule=schedule))
-    assert len(attempts) == 1, [(a.occurrence_at, a.status) for a in attempts]
-    return attempts[0]
-
-
-def wait_for_status(schedule, *statuses: str, timeout: float = 15.0, **extra: Any):
-    """Wait until ``schedule`` has an attempt in one of ``statuses`` (and ``extra`` fields)."""
-    from django_cadence.models import Attempt
-
-    return wait_until(
-        lambda: Attempt.objects.filter(schedule=schedule, status__in=statuses, **extra).first(),
-        timeout=timeout,
-        message=f"an attempt of {schedule.name} in {statuses} {extra or ''}",
-    )

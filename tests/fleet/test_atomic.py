@@ -8,8 +8,8 @@ import pytest
 from benchmarks.fleet import wait_until
 from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Status
-from tests.fleet.conftest import attempt_of, wait_for_status
 from tests.models import Effect
+from tests.support.attempts import attempt_of, wait_for_status
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

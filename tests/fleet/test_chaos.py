@@ -20,10 +20,16 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from benchmarks.chaos import Options, render, run_chaos
+from benchmarks.chaos import JOBS, Options, render, run_chaos
 from benchmarks.fleet import database_env
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def chaos_jobs_allowed(settings):
+    """This process creates the harness's schedules, which name the chaos app's jobs."""
+    settings.CADENCE_EXECUTORS = [*settings.CADENCE_EXECUTORS, f"{JOBS}.*"]
 
 
 def test_fleet_under_kills_and_a_database_restart_keeps_every_invariant(tmp_path):

@@ -26,7 +26,7 @@ from benchmarks.fleet import (
 )
 from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Attempt, Schedule, Status
-from tests.fleet._fleet import (
+from tests.support.records import (
     backoffs,
     check_occurrences,
     log_problems,

@@ -14,10 +14,10 @@ from benchmarks.fleet import wait_until
 from django_cadence.engine.outcomes import MAX_ERROR_CHARS
 from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Attempt, Status
-from tests.fleet._fleet import log_problems
-from tests.fleet.conftest import attempt_of, wait_for_status
 from tests.jobs import HOSTILE_SECRET
 from tests.models import Effect
+from tests.support.attempts import attempt_of, wait_for_status
+from tests.support.records import log_problems
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

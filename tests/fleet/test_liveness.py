@@ -17,8 +17,8 @@ from benchmarks.fleet import wait_until
 from django_cadence.models import Status
 from django_cadence.store import mysql as mysql_store
 from django_cadence.store import postgresql as pg_store
-from tests.fleet._fleet import spans
-from tests.fleet.conftest import wait_for_status
+from tests.support.attempts import wait_for_status
+from tests.support.records import spans
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

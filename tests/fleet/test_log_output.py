@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.fleet import Worker, child_env, database_env, run_cadence_args
 from django_cadence.models import Status
-from tests.fleet.conftest import attempt_of
+from tests.support.attempts import attempt_of
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

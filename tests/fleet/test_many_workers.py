@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from benchmarks.fleet import overlaps, stop_all, tries_by_schedule, wait_until
 from django_cadence.models import TERMINAL_STATUSES, Attempt, Schedule, Status
-from tests.fleet._fleet import check_occurrences, log_problems, try_intervals
+from tests.support.records import check_occurrences, log_problems, try_intervals
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from django_cadence.models import Attempt, Status
-from tests.fleet.conftest import attempt_of
+from tests.support.attempts import attempt_of
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

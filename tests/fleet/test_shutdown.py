@@ -9,7 +9,7 @@ import time
 import pytest
 
 from django_cadence.models import Status
-from tests.fleet.conftest import attempt_of, wait_for_status
+from tests.support.attempts import attempt_of, wait_for_status
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

@@ -15,9 +15,9 @@ import pytest
 from benchmarks.fleet import wait_until
 from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Attempt, Schedule, Status, Worker
-from tests.fleet._fleet import check_occurrences, log_problems
-from tests.fleet.conftest import make_due
 from tests.models import Effect
+from tests.support.attempts import make_due
+from tests.support.records import check_occurrences, log_problems
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

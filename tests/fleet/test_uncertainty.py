@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.fleet import wait_until
 from django_cadence.models import Status
-from tests.fleet.conftest import wait_for_status
+from tests.support.attempts import wait_for_status
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 

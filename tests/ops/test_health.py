@@ -3,11 +3,8 @@
 database server's on PostgreSQL and MariaDB."""
 
 import json
-import subprocess
-import sys
 from datetime import timedelta
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -19,8 +16,8 @@ from benchmarks.fleet import child_env, database_env
 from django_cadence import views
 from django_cadence.models import Attempt, Schedule, Worker
 from django_cadence.ops import health
+from tests.support.commands import run_django
 
-ROOT = Path(__file__).resolve().parents[2]
 MINUTE = timedelta(minutes=1)
 urlpatterns = [path("health/", views.health)]
 pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
@@ -187,14 +184,12 @@ def test_the_banner_reasons_are_four_reads_at_most(django_assert_max_num_queries
 @pytest.mark.django_db(transaction=True)
 def test_the_check_command_in_a_process_exits_2_with_its_summary_first():
     _schedule("late", due_ago=timedelta(minutes=5))
-    result = subprocess.run(
-        [sys.executable, "-m", "django", "cadence_status", "--check", "--settings=tests.settings"],
-        cwd=ROOT,
+    result = run_django(
+        "cadence_status",
+        "--check",
+        "--settings=tests.settings",
         env=child_env(database_env(), {"CADENCE_LEASE": 30, "CADENCE_MAX_TICK": 10}),
-        capture_output=True,
-        text=True,
         timeout=60,
-        check=False,
     )
     assert result.returncode == 2, result.stderr
     first, *rest = result.stdout.splitlines()

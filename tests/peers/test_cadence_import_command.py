@@ -1,35 +1,17 @@
 """``manage.py cadence_import`` as a user runs it, in a subprocess against a project's settings."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-from django.db import connection
 
+from benchmarks.fleet import database_env
 from django_cadence.models import Schedule
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.commands import run_django
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def cadence_import(*args):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.peers.settings"}
-    if connection.vendor == "sqlite":
-        env["CADENCE_SQLITE_NAME"] = connection.settings_dict["NAME"]
-    else:
-        env["CADENCE_PG_NAME"] = env["CADENCE_MYSQL_NAME"] = connection.settings_dict["NAME"]
-    return subprocess.run(
-        [sys.executable, "-m", "django", "cadence_import", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {**database_env(), "DJANGO_SETTINGS_MODULE": "tests.peers.settings"}
+    return run_django("cadence_import", *args, env=env)
 
 
 def test_command_dry_run_then_write_then_again():

@@ -5,7 +5,7 @@ Chromium is Debian's (``apt-get install chromium``, done by ``.ci/run``), launch
 fails these tests, it never skips them. Pages are 1280x800 with Django's navigation sidebar
 open, as an operator first sees the admin. ``shoot(NAME)`` saves a screenshot in the test's
 ``tmp_path``, and with ``CADENCE_SCREENSHOTS=1`` in ``docs/screenshots/`` (the admin tour,
-``docs/admin-tour.md``; ``python -m benchmarks screenshots`` refreshes them all).
+``docs/admin-tour.md``; ``make screenshots`` refreshes them all).
 """
 
 from __future__ import annotations

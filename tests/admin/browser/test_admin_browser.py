@@ -24,7 +24,7 @@ from playwright.sync_api import Page, expect
 from benchmarks.fleet import Worker, database_env
 from django_cadence.models import Attempt, Schedule, Status
 from tests.admin.browser.conftest import ADMIN, USERNAME, log_in
-from tests.fleet.conftest import make_due
+from tests.support.attempts import make_due
 
 # The object's title under the page heading (Django 6 wraps the headings in .titles).
 SUBTITLE = "#content > h2, #content .titles > h2"

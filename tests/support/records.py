@@ -1,8 +1,9 @@
-"""Checks for the fleet tests: reading the workers' logs, and asserting the record of every
-occurrence that ``benchmarks.fleet`` reads.
+"""What workers leave behind, checked: the lines of their logs, the record of every
+occurrence that ``benchmarks.fleet`` reads (invariants 1, 2 and 4), and the executions the
+jobs recorded of themselves.
 
-The workers come from the ``worker`` fixture of ``conftest.py``; stopping them, and taking
-the database away from under them, from ``benchmarks.fleet``, which the chaos harness uses too.
+The fleet tests start the workers (the ``worker`` fixture of ``tests/fleet/conftest.py``);
+the clock's tests run an engine in this process and check the same record.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The chaos harness's Django app: the jobs its workers run and the ``Effect`` rows they write."""
