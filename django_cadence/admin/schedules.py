@@ -3,7 +3,7 @@
 The changelist shows every schedule's rule in words, its next run in its own zone and in UTC,
 its last outcome and a strip of its last attempts (see ``recent.py``); the form picks the
 executor from the allow-list and previews the next occurrences as it is filled in (see
-``forms.py`` and ``preview.py``). Actions are one call into ``services.py`` per schedule.
+``forms.py`` and ``preview.py``). Its actions are declared in ``schedule_actions.py``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,6 @@ class ScheduleAdmin(ScheduleActions):
     # schedule, a secret value never does (see ``search.search_schedules``).
     search_fields = ("name", "executor", "metadata")  # shown; searched by search.py
     list_display_links = ("schedule_name",)
-    actions = ("run_now", "run_now_forced", "pause", "resume")
     readonly_fields = (
         "upcoming",
         "next_run",

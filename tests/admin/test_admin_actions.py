@@ -207,6 +207,17 @@ def test_admin_run_now_on_a_selection_leaves_paused_schedules_saying_where_to_ru
     ]
 
 
+def test_admin_bulk_action_names_the_first_ten_left_alone_and_counts_the_rest(
+    admin_client, make_schedule
+):
+    paused = [make_schedule(name=f"paused-{n:02}", enabled=False) for n in range(12)]
+    response = run_action(admin_client, "schedule", "pause", [s.pk for s in paused])
+    [message] = [str(m) for m in get_messages(response.wsgi_request)]
+    assert message.startswith("0 schedules paused. 12 left alone: “paused-00” (paused); ")
+    assert "“paused-09” (paused); and 2 more." in message
+    assert "paused-10" not in message
+
+
 def test_admin_pause_records_who_paused(admin_client, make_schedule):
     schedule = make_schedule()
     run_action(admin_client, "schedule", "pause", [schedule.pk])
@@ -262,7 +273,7 @@ def test_admin_retry_now_skips_retries_already_due(admin_client, make_schedule):
     due = attempt(schedule, "pending", retry_at=timezone.now() - timedelta(minutes=1))
     response = run_action(admin_client, "retry", "run_retries_now", [waiting.pk, due.pk])
     assert [str(m) for m in get_messages(response.wsgi_request)] == [
-        "1 retry brought forward to now. 1 was already due or running."
+        f"1 retry brought forward to now. 1 left alone: “{due}” (already due or running)."
     ]
     assert LogEntry.objects.filter(object_id=str(waiting.pk)).exists()
     assert not LogEntry.objects.filter(object_id=str(due.pk)).exists()
