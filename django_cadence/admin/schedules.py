@@ -26,7 +26,7 @@ from ..models.validation import KIND_FIELDS
 from ..ops.overdue import with_last_success
 from ..schedule.describe import describe_schedule
 from ..schedule.timefmt import format_utc
-from . import code_owned, display, preview, silence
+from . import code_owned, display, now, preview, silence
 from .forms import DurationField, ScheduleForm
 from .recent import (
     STRIP_LENGTH,
@@ -167,6 +167,16 @@ class ScheduleAdmin(ScheduleActions):
             if not other & set(fieldset[1].get("classes", ()))
         )
 
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> Schedule | None:
+        """The schedule of a page, with its silence and next occurrences as of the page's
+        *now* (``now.py``)."""
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None:
+            now.stamp(obj, request)
+        return obj
+
     def page_context(self, obj: Schedule) -> dict[str, Any]:
         """A code-owned schedule's page has nothing to save: no Save buttons."""
         return dict(code_owned.NOTHING_TO_SAVE) if obj.code_owned else {}
@@ -303,10 +313,9 @@ class ScheduleAdmin(ScheduleActions):
     @admin.display(description=f"next {preview.COUNT} occurrences")
     def upcoming(self, obj: Schedule) -> str:
         if obj.code_owned:  # no spec fields to type: the stored spec's occurrences
+            instants = obj.upcoming(preview.COUNT, now.shown_at(obj))
             items = format_html_join(
-                "",
-                "<li>{}</li>",
-                ((display.instant(at, obj.timezone),) for at in obj.upcoming(preview.COUNT)),
+                "", "<li>{}</li>", ((display.instant(at, obj.timezone),) for at in instants)
             )
             return format_html('<ol class="cadence-upcoming">{}</ol>', items) if items else "-"
         return format_html(
