@@ -1,7 +1,10 @@
-"""Every admin test starts with no cached dead-letter count in the app list's overview row,
-so the queries a page makes do not depend on which test ran just before."""
+"""The admin tests' users and helpers. Every admin test starts with no cached dead-letter
+count in the app list's overview row, so the queries a page makes do not depend on which test
+ran just before. The superuser behind ``admin_client`` is ``admin_user`` (tests/conftest.py)."""
 
 import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
 
 from django_cadence.admin import overview
 
@@ -11,6 +14,22 @@ def _fresh_overview_count():
     overview._cached.clear()
     yield
     overview._cached.clear()
+
+
+@pytest.fixture
+def operator(db, client):
+    """Log in a staff user holding only the given permissions (codenames) and return its
+    client: ``client``, or with ``csrf=True`` one that checks CSRF tokens as a browser's
+    form posts do."""
+
+    def login(*codenames, csrf=False):
+        user = User.objects.create_user("operator", is_staff=True)
+        user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+        logged_in = Client(enforce_csrf_checks=True) if csrf else client
+        logged_in.force_login(user)
+        return logged_in
+
+    return login
 
 
 def clock_reads():

@@ -6,18 +6,11 @@ from typing import Any
 
 import pytest
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
-from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 from django.urls import reverse
 from django.utils import timezone
 
 from django_cadence.models import Attempt, Schedule
-
-
-@pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
 
 
 def changelist(page):
@@ -136,28 +129,15 @@ VIEW = {
 }
 
 
-@pytest.fixture
-def staff_client(db, client):
-    def login(*codenames):
-        user = User.objects.create_user("operator", is_staff=True)
-        user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-        client.force_login(user)
-        return client
-
-    return login
-
-
 @pytest.mark.parametrize("granted", [True, False], ids=["granted", "refused"])
 @pytest.mark.parametrize("name", CASES)
-def test_admin_action_needs_its_permission_and_is_logged(
-    staff_client, make_schedule, name, granted
-):
+def test_admin_action_needs_its_permission_and_is_logged(operator, make_schedule, name, granted):
     case = CASES[name]
     selected = case.setup(make_schedule)
     # Refused means: every other action of the page is allowed, just not this one.
     others = {c.codename for c in CASES.values() if c.page == case.page} - {case.codename}
     codenames = [VIEW[case.page], *others] + ([case.codename] if granted else [])
-    client = staff_client(*codenames)
+    client = operator(*codenames)
     page = client.get(changelist(case.page))
     assert page.status_code == 200
     assert (f'value="{case.action}"' in page.content.decode()) is granted
@@ -290,13 +270,13 @@ def test_admin_pause_reports_a_schedule_that_cannot_be_saved(admin_client, make_
 
 
 def test_admin_deleting_a_schedule_counts_its_attempts_and_needs_no_attempt_permission(
-    staff_client, make_schedule
+    operator, make_schedule
 ):
     """Attempts are listed as a count (there may be millions), and go with their schedule."""
     schedule = make_schedule(name="doomed")
     for status in ("succeeded", "dead_letter", "skipped"):
         attempt(schedule, status)
-    client = staff_client("view_schedule", "delete_schedule")
+    client = operator("view_schedule", "delete_schedule")
     selection = {"action": "delete_selected", "_selected_action": [str(schedule.pk)]}
     confirm = client.post(changelist("schedule"), {**selection, "index": "0"})
     assert confirm.status_code == 200

@@ -36,12 +36,6 @@ HISTORY = [
 ]
 
 
-@pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
 def changelist(page):
     return reverse(f"admin:django_cadence_{page}_changelist")
 

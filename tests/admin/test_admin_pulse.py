@@ -19,11 +19,6 @@ NO_WORKER = 'data-check="no_worker"'
 BACKLOG = 'data-check="backlog"'
 
 
-@pytest.fixture
-def admin_user(django_user_model, db):
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
 @pytest.fixture(autouse=True)
 def _timing(settings):
     settings.CADENCE_LEASE = 30

@@ -20,12 +20,6 @@ CHANGELIST = reverse("admin:django_cadence_schedule_changelist")
 ADD = reverse("admin:django_cadence_schedule_add")
 
 
-@pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
 def change_url(schedule):
     return reverse("admin:django_cadence_schedule_change", args=[schedule.pk])
 
