@@ -1,4 +1,5 @@
-"""Fixtures shared by the suite: a schedule factory and the current database's vendor."""
+"""Fixtures shared by the suite: a schedule factory, fake clocks and engines, and the admin's
+superuser."""
 
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ def make_schedule(db):
         return Schedule.objects.create(**defaults)
 
     return factory
+
+
+@pytest.fixture
+def admin_user(django_user_model, db):
+    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
+    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
 
 
 @pytest.fixture

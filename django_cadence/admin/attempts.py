@@ -26,7 +26,8 @@ from django.utils.html import format_html
 from ..executors.calling import idempotency_key
 from ..models import Attempt, Status, Trigger
 from . import dates, display
-from .attempt_actions import AttemptActions
+from .attempt_actions import CANCEL, RETRY, AttemptActions
+from .object_actions import bulk_actions
 from .read_only import ReadOnlyAdmin
 from .search import search_attempts
 
@@ -109,7 +110,7 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
     change_list_template = "django_cadence/admin/attempt_change_list.html"
     show_full_result_count = False
     paginator = CappedCountPaginator
-    actions = ("retry_dead_letters", "cancel")
+    actions = bulk_actions(RETRY, CANCEL)
     readonly_fields = (
         "schedule_link",
         "occurrence",

@@ -31,6 +31,7 @@ from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
 from . import charts, display
 from .guard import GuardedAdmin
+from .now import engine_now, page_now
 from .read_only import ReadOnlyAdmin
 
 HOURS = 24
@@ -138,7 +139,7 @@ def _overview_name() -> str:
     """The app list's row: "Overview", with the dead letters of the last 24 h when there are."""
     stamp, count = _cached.get("dead", (0.0, 0))
     if time.monotonic() - stamp > COUNT_TTL:
-        count = dead_letter_count(timezone.now())
+        count = dead_letter_count(engine_now())
         _cached["dead"] = (time.monotonic(), count)
     if not count:
         return "overview"
@@ -219,7 +220,7 @@ class OverviewAdmin(ReadOnlyAdmin, GuardedAdmin):
         self.refuse_unavailable_action(request)
         page = {
             **self.admin_site.each_context(request),
-            **context(timezone.now()),
+            **context(page_now(request)),
             "title": "Overview",
             "opts": self.opts,
             "workers_url": reverse("admin:django_cadence_worker_changelist"),

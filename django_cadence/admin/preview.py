@@ -19,7 +19,6 @@ from django import forms
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Field
 from django.http import Http404, HttpRequest, JsonResponse
-from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from ..models import Schedule
@@ -27,6 +26,7 @@ from ..models.validation import KIND_FIELDS, clean_schedule
 from ..schedule.describe import describe_schedule, zone
 from ..schedule.timefmt import format_instant, format_utc
 from .forms import OUT_OF_RANGE, zoned_fields
+from .now import page_now
 
 if TYPE_CHECKING:
     from django.contrib.admin import ModelAdmin
@@ -77,7 +77,7 @@ def _after(request: HttpRequest) -> datetime:
     """``?after=<ISO instant>`` previews from another instant (aware only); default now."""
     raw = request.GET.get("after")
     if not raw:
-        return timezone.now()
+        return page_now(request)
     parsed = parse_datetime(raw)
     if parsed is None or parsed.utcoffset() is None:
         raise ValidationError({"after": ["Give an ISO 8601 instant with a UTC offset."]})

@@ -1,33 +1,30 @@
 """The schedule actions: Run now (through the overlap policy or bypassing it), Pause and
-Resume, on the changelist for a selection and on a schedule's own page.
+Resume, on a schedule's own page and on the changelist for a selection.
 
-Each is one call into ``services.py`` per schedule, checked against its permission
-(``operations.py``) and recorded in the admin history, in one transaction per schedule; a bulk
-action runs the same code as the button and names the schedules it left alone, and why.
+Each is declared once (``object_actions.ObjectAction``): one call into ``services.py`` per
+schedule, recorded in the admin history, in one transaction per schedule; its button and its
+bulk form both run it through ``ObjectActionsAdmin.act``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.contrib import messages
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.translation import ngettext
 
 from .. import services
-from ..exceptions import CadenceError
 from ..models import Schedule, Status
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
 from . import operations
-from .object_actions import ObjectAction, ObjectActionsAdmin
+from .object_actions import Bulk, Done, ObjectAction, ObjectActionsAdmin, bulk_actions
 
 
 def _run_now(force: bool, *, even_if_paused: bool = False) -> Any:
-    def run(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+    def run(model_admin: Any, request: HttpRequest, schedule: Schedule) -> Done:
         attempt = services.trigger(schedule, force=force, even_if_paused=even_if_paused)
         how = "Ran now, bypassing the overlap policy" if force else "Ran now"
         if even_if_paused:
@@ -39,25 +36,51 @@ def _run_now(force: bool, *, even_if_paused: bool = False) -> Any:
         if attempt.status == Status.SKIPPED:
             policy = schedule.get_overlap_display()
             text = f"“{schedule.name}” was not run: its overlap policy ({policy}) skipped it."
-            return text, messages.WARNING, ""
+            return Done(text, messages.WARNING)
         stays = " It stays paused: nothing else runs until it is resumed." if even_if_paused else ""
-        return f"“{schedule.name}” runs now: {attempt}.{stays}", messages.SUCCESS, url
+        return Done(f"“{schedule.name}” runs now: {attempt}.{stays}", where=url)
 
     return run
 
 
-def _pause(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+def _pause(model_admin: Any, request: HttpRequest, schedule: Schedule) -> Done:
     reason = f"paused in the admin by {request.user.get_username()}"
     services.pause(schedule, reason=reason)
     model_admin.log_change(request, schedule, "Paused.")
-    return f"“{schedule.name}” is paused: nothing runs until it is resumed.", messages.SUCCESS, ""
+    return Done(f"“{schedule.name}” is paused: nothing runs until it is resumed.")
 
 
-def _resume(model_admin: Any, request: HttpRequest, schedule: Schedule) -> tuple[str, int, str]:
+def _resume(model_admin: Any, request: HttpRequest, schedule: Schedule) -> Done:
     resumed = services.resume(schedule)
     model_admin.log_change(request, schedule, "Resumed.")
     when = format_instant(resumed.next_run_at, zone(resumed.timezone))
-    return f"“{schedule.name}” is resumed; its next run is {when}.", messages.SUCCESS, ""
+    return Done(f"“{schedule.name}” is resumed; its next run is {when}.")
+
+
+def _queued(done: list[Done]) -> str:
+    """ "3 runs queued.", and how many the overlap policy skipped (recorded as warnings)."""
+    skipped = sum(1 for did in done if did.level == messages.WARNING)
+    queued = len(done) - skipped
+    text = ngettext("%(count)d run queued.", "%(count)d runs queued.", queued)
+    message = text % {"count": queued}
+    if skipped:
+        text = ngettext(
+            "%(count)d was skipped by its overlap policy.",
+            "%(count)d were skipped by their overlap policy.",
+            skipped,
+        )
+        message += " " + text % {"count": skipped}
+    return message
+
+
+def _paused_count(done: list[Done]) -> str:
+    text = ngettext("%(count)d schedule paused.", "%(count)d schedules paused.", len(done))
+    return text % {"count": len(done)}
+
+
+def _resumed_count(done: list[Done]) -> str:
+    text = ngettext("%(count)d schedule resumed.", "%(count)d schedules resumed.", len(done))
+    return text % {"count": len(done)}
 
 
 def _enabled(schedule: Schedule) -> bool:
@@ -87,6 +110,7 @@ RUN = ObjectAction(
     _enabled,
     _run_now(force=False),
     why_not=_run_paused_instead,
+    bulk=Bulk("run_now", "Run now (through the overlap policy)", _queued),
 )
 RUN_PAUSED = ObjectAction(
     "run-paused",
@@ -108,91 +132,31 @@ FORCE_RUN = ObjectAction(
     _enabled,
     _run_now(force=True),
     why_not=_is_paused,
+    bulk=Bulk("run_now_forced", "Run now, bypassing the overlap policy", _queued),
 )
 PAUSE = ObjectAction(
-    "pause", "Pause", operations.PAUSE_SCHEDULE, _enabled, _pause, why_not=_is_paused
+    "pause",
+    "Pause",
+    operations.PAUSE_SCHEDULE,
+    _enabled,
+    _pause,
+    why_not=_is_paused,
+    bulk=Bulk("pause", "Pause", _paused_count),
 )
 RESUME = ObjectAction(
-    "resume", "Resume", operations.RESUME_SCHEDULE, _paused, _resume, why_not=_not_paused
+    "resume",
+    "Resume",
+    operations.RESUME_SCHEDULE,
+    _paused,
+    _resume,
+    why_not=_not_paused,
+    bulk=Bulk("resume", "Resume", _resumed_count),
 )
-SCHEDULE_ACTIONS = (RUN, FORCE_RUN, RUN_PAUSED, PAUSE, RESUME)
 
 
 class ScheduleActions(ObjectActionsAdmin):
-    """The schedule admin's actions and the permissions that show them."""
+    """The schedule admin's actions: the buttons of a schedule's page, the bulk forms of the
+    list (a paused schedule runs once only from its page, after a confirmation)."""
 
-    object_actions = SCHEDULE_ACTIONS
-    actions = ("run_now", "run_now_forced", "pause", "resume")
-
-    def has_run_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.RUN_SCHEDULE)
-
-    def has_force_run_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.FORCE_RUN_SCHEDULE)
-
-    def has_pause_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.PAUSE_SCHEDULE)
-
-    def has_resume_permission(self, request: HttpRequest) -> bool:
-        return operations.has_perm(request, operations.RESUME_SCHEDULE)
-
-    @admin.action(description="Run now (through the overlap policy)", permissions=("run",))
-    def run_now(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, RUN)
-
-    @admin.action(description="Run now, bypassing the overlap policy", permissions=("force_run",))
-    def run_now_forced(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, FORCE_RUN)
-
-    def _run(self, request: HttpRequest, queryset: QuerySet, action: ObjectAction) -> None:
-        levels, left = self._each(request, queryset, action)
-        skipped = levels.count(messages.WARNING)  # recorded skipped by the overlap policy
-        queued = len(levels) - skipped
-        text = ngettext("%(count)d run queued.", "%(count)d runs queued.", queued)
-        message = text % {"count": queued}
-        if skipped:
-            text = ngettext(
-                "%(count)d was skipped by its overlap policy.",
-                "%(count)d were skipped by their overlap policy.",
-                skipped,
-            )
-            message += " " + text % {"count": skipped}
-        self._report(request, message, left, warn=bool(skipped))
-
-    @admin.action(description="Pause", permissions=("pause",))
-    def pause(self, request: HttpRequest, queryset: QuerySet) -> None:
-        done, left = self._each(request, queryset, PAUSE)
-        text = ngettext("%(count)d schedule paused.", "%(count)d schedules paused.", len(done))
-        self._report(request, text % {"count": len(done)}, left)
-
-    @admin.action(description="Resume", permissions=("resume",))
-    def resume(self, request: HttpRequest, queryset: QuerySet) -> None:
-        done, left = self._each(request, queryset, RESUME)
-        text = ngettext("%(count)d schedule resumed.", "%(count)d schedules resumed.", len(done))
-        self._report(request, text % {"count": len(done)}, left)
-
-    def _each(
-        self, request: HttpRequest, queryset: QuerySet, action: ObjectAction
-    ) -> tuple[list[int], list[str]]:
-        """``action`` on each selected schedule, as its button does it (one transaction each):
-        the level of each one done, and "name (why)" for each one left alone."""
-        done: list[int] = []
-        left: list[str] = []
-        for schedule in queryset:
-            if not action.applies(schedule):
-                left.append(f"“{schedule.name}” ({action.why_not(schedule)})")
-                continue
-            try:
-                _message, level, _where = self.perform(request, action, schedule)
-            except (CadenceError, ValidationError) as exc:
-                why = "; ".join(getattr(exc, "messages", None) or [str(exc)])
-                left.append(f"“{schedule.name}” ({why})")
-                continue
-            done.append(level)
-        return done, left
-
-    def _report(self, request: HttpRequest, done: str, left: list[str], warn: bool = False) -> None:
-        """One message: what was done, then which schedules were left alone and why."""
-        if left:
-            done = f"{done} {len(left)} left alone: {'; '.join(left)}."
-        self.message_user(request, done, messages.WARNING if left or warn else messages.SUCCESS)
+    object_actions = (RUN, FORCE_RUN, RUN_PAUSED, PAUSE, RESUME)
+    actions = bulk_actions(RUN, FORCE_RUN, PAUSE, RESUME)

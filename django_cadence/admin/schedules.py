@@ -3,7 +3,7 @@
 The changelist shows every schedule's rule in words, its next run in its own zone and in UTC,
 its last outcome and a strip of its last attempts (see ``recent.py``); the form picks the
 executor from the allow-list and previews the next occurrences as it is filled in (see
-``forms.py`` and ``preview.py``). Actions are one call into ``services.py`` per schedule.
+``forms.py`` and ``preview.py``). Its actions are declared in ``schedule_actions.py``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ..models.overdue import with_last_success
 from ..models.validation import KIND_FIELDS
 from ..schedule.describe import describe_schedule
 from ..schedule.timefmt import format_utc
-from . import code_owned, display, preview, silence
+from . import code_owned, display, now, preview, silence
 from .forms import DurationField, ScheduleForm
 from .recent import (
     STRIP_LENGTH,
@@ -74,7 +74,6 @@ class ScheduleAdmin(ScheduleActions):
     # schedule, a secret value never does (see ``search.search_schedules``).
     search_fields = ("name", "executor", "metadata")  # shown; searched by search.py
     list_display_links = ("schedule_name",)
-    actions = ("run_now", "run_now_forced", "pause", "resume")
     readonly_fields = (
         "upcoming",
         "next_run",
@@ -167,6 +166,16 @@ class ScheduleAdmin(ScheduleActions):
             for fieldset in self.fieldsets
             if not other & set(fieldset[1].get("classes", ()))
         )
+
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> Schedule | None:
+        """The schedule of a page, with its silence and next occurrences as of the page's
+        *now* (``now.py``)."""
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None:
+            now.stamp(obj, request)
+        return obj
 
     def page_context(self, obj: Schedule) -> dict[str, Any]:
         """A code-owned schedule's page has nothing to save: no Save buttons."""
@@ -304,10 +313,9 @@ class ScheduleAdmin(ScheduleActions):
     @admin.display(description=f"next {preview.COUNT} occurrences")
     def upcoming(self, obj: Schedule) -> str:
         if obj.code_owned:  # no spec fields to type: the stored spec's occurrences
+            instants = obj.upcoming(preview.COUNT, now.shown_at(obj))
             items = format_html_join(
-                "",
-                "<li>{}</li>",
-                ((display.instant(at, obj.timezone),) for at in obj.upcoming(preview.COUNT)),
+                "", "<li>{}</li>", ((display.instant(at, obj.timezone),) for at in instants)
             )
             return format_html('<ol class="cadence-upcoming">{}</ol>', items) if items else "-"
         return format_html(

@@ -15,28 +15,28 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from ..clock import default_clock
 from ..models import Schedule
 from ..models.overdue import Silence, overdue_ids, silence_of
 from ..schedule.timefmt import format_utc
+from .now import page_now, shown_at
 from .recent import ScheduleChangeList
 
 
 def silence(obj: Schedule) -> Silence:
-    """``obj``'s silence now: attached to a changelist's rows (``SilenceChangeList``), else
-    read for this one (the change form)."""
+    """``obj``'s silence as of its page: attached to a changelist's rows
+    (``SilenceChangeList``), else read for this one (the change form)."""
     attached = getattr(obj, "silence_now", None)
     if isinstance(attached, Silence):
         return attached
-    return silence_of(obj, getattr(obj, "last_success_at", None), default_clock().now())
+    return silence_of(obj, getattr(obj, "last_success_at", None), shown_at(obj))
 
 
 class SilenceChangeList(ScheduleChangeList):
-    """Attaches each row's silence, from one reading of the engine clock for the page."""
+    """Attaches each row's silence as of the page's *now*."""
 
     def get_results(self, request: HttpRequest) -> None:
         super().get_results(request)
-        now = default_clock().now()
+        now = page_now(request)
         for schedule in self.result_list:
             schedule.silence_now = silence_of(
                 schedule, getattr(schedule, "last_success_at", None), now
@@ -74,5 +74,5 @@ class OverdueFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         if self.value() == self.OVERDUE:
-            return queryset.filter(pk__in=overdue_ids(default_clock().now()))
+            return queryset.filter(pk__in=overdue_ids(page_now(request)))
         return queryset

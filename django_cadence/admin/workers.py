@@ -15,13 +15,13 @@ from django.db.models import Case, CharField, QuerySet, Value, When
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from ..clock import default_clock
 from ..models import Worker, WorkerQuerySet
 from ..ops.retention import STOPPED_WORKERS_KEPT
-from ..ops.status import worker_state, worker_timeout
+from ..ops.status import worker_timeout
 from ..schedule.timefmt import format_utc
 from . import display
 from .guard import GuardedAdmin
+from .now import page_now
 from .read_only import ReadOnlyAdmin
 
 STATES = ("live", "lost", "stopped")
@@ -46,7 +46,7 @@ class StateFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         assert isinstance(queryset, WorkerQuerySet)
-        now = default_clock().now()
+        now = page_now(request)
         if self.value() == "stopped":
             return queryset.filter(stopped_at__isnull=False)
         if self.value() == "live":
@@ -85,8 +85,8 @@ class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
     fields = readonly_fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        """Each row's state from one reading of the engine clock, computed in the query."""
-        since = default_clock().now() - worker_timeout()
+        """Each row's state as of the page's *now*, computed in the query."""
+        since = page_now(request) - worker_timeout()
         return (
             super()
             .get_queryset(request)
@@ -102,7 +102,7 @@ class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
 
     @admin.display(description="state", ordering="state_value")
     def state(self, obj: Worker) -> str:
-        state = getattr(obj, "state_value", None) or worker_state(obj, default_clock().now())
+        state = obj.state_value  # type: ignore[attr-defined]  # every row comes from get_queryset
         return format_html('<span class="cadence-worker-{}">{}</span>', state, state)
 
     @admin.display(description="worker", ordering="worker_id")

@@ -12,16 +12,21 @@ from django import template
 from django.db import DatabaseError
 from django.urls import reverse
 
-from ..clock import default_clock
 from ..ops.health import fleet_reasons
 
 register = template.Library()
 
 
-@register.inclusion_tag("django_cadence/admin/pulse.html")
-def cadence_pulse() -> dict[str, Any]:
+@register.inclusion_tag("django_cadence/admin/pulse.html", takes_context=True)
+def cadence_pulse(context: template.Context) -> dict[str, Any]:
+    """The reasons as of the page's *now* (``admin/now.py``): the banner and the page agree."""
+    # Imported here, on an admin page: Django imports every tag library as its template engine
+    # starts, and the admin package needs django.contrib.admin, which a project may leave out.
+    from ..admin.now import engine_now, page_now
+
+    request = context.get("request")
     try:
-        reasons = fleet_reasons(default_clock().now())
+        reasons = fleet_reasons(page_now(request) if request is not None else engine_now())
     except DatabaseError:
         reasons = []  # the page itself says what is wrong with the database
     return {

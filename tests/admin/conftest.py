@@ -1,7 +1,10 @@
-"""Every admin test starts with no cached dead-letter count in the app list's overview row,
-so the queries a page makes do not depend on which test ran just before."""
+"""The admin tests' users and helpers. Every admin test starts with no cached dead-letter
+count in the app list's overview row, so the queries a page makes do not depend on which test
+ran just before. The superuser behind ``admin_client`` is ``admin_user`` (tests/conftest.py)."""
 
 import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
 
 from django_cadence.admin import overview
 
@@ -13,12 +16,30 @@ def _fresh_overview_count():
     overview._cached.clear()
 
 
+@pytest.fixture
+def operator(db, client):
+    """Log in a staff user holding only the given permissions (codenames) and return its
+    client: ``client``, or with ``csrf=True`` one that checks CSRF tokens as a browser's
+    form posts do."""
+
+    def login(*codenames, csrf=False):
+        user = User.objects.create_user("operator", is_staff=True)
+        user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+        logged_in = Client(enforce_csrf_checks=True) if csrf else client
+        logged_in.force_login(user)
+        return logged_in
+
+    return login
+
+
 def clock_reads():
-    """Statements that read the engine clock for one page: one where it is the database
-    server's (the banner's ``now``), none on SQLite."""
+    """Statements that read the engine clock for one page, where it is the database server's:
+    one for the page (its columns and its banner share it, ``admin/now.py``) and one for the
+    sidebar's overview row (its count is cached for 10 s, and cold in each test). None on
+    SQLite."""
     from django_cadence import store
 
-    return 1 if store.of("default").has_server_clock else 0
+    return 2 if store.of("default").has_server_clock else 0
 
 
 def without_banner(captured):

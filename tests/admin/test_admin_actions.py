@@ -6,18 +6,11 @@ from typing import Any
 
 import pytest
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
-from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 from django.urls import reverse
 from django.utils import timezone
 
 from django_cadence.models import Attempt, Schedule
-
-
-@pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
 
 
 def changelist(page):
@@ -136,28 +129,15 @@ VIEW = {
 }
 
 
-@pytest.fixture
-def staff_client(db, client):
-    def login(*codenames):
-        user = User.objects.create_user("operator", is_staff=True)
-        user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-        client.force_login(user)
-        return client
-
-    return login
-
-
 @pytest.mark.parametrize("granted", [True, False], ids=["granted", "refused"])
 @pytest.mark.parametrize("name", CASES)
-def test_admin_action_needs_its_permission_and_is_logged(
-    staff_client, make_schedule, name, granted
-):
+def test_admin_action_needs_its_permission_and_is_logged(operator, make_schedule, name, granted):
     case = CASES[name]
     selected = case.setup(make_schedule)
     # Refused means: every other action of the page is allowed, just not this one.
     others = {c.codename for c in CASES.values() if c.page == case.page} - {case.codename}
     codenames = [VIEW[case.page], *others] + ([case.codename] if granted else [])
-    client = staff_client(*codenames)
+    client = operator(*codenames)
     page = client.get(changelist(case.page))
     assert page.status_code == 200
     assert (f'value="{case.action}"' in page.content.decode()) is granted
@@ -205,6 +185,17 @@ def test_admin_run_now_on_a_selection_leaves_paused_schedules_saying_where_to_ru
             "use Run now on its page)."
         )
     ]
+
+
+def test_admin_bulk_action_names_the_first_ten_left_alone_and_counts_the_rest(
+    admin_client, make_schedule
+):
+    paused = [make_schedule(name=f"paused-{n:02}", enabled=False) for n in range(12)]
+    response = run_action(admin_client, "schedule", "pause", [s.pk for s in paused])
+    [message] = [str(m) for m in get_messages(response.wsgi_request)]
+    assert message.startswith("0 schedules paused. 12 left alone: “paused-00” (paused); ")
+    assert "“paused-09” (paused); and 2 more." in message
+    assert "paused-10" not in message
 
 
 def test_admin_pause_records_who_paused(admin_client, make_schedule):
@@ -262,7 +253,7 @@ def test_admin_retry_now_skips_retries_already_due(admin_client, make_schedule):
     due = attempt(schedule, "pending", retry_at=timezone.now() - timedelta(minutes=1))
     response = run_action(admin_client, "retry", "run_retries_now", [waiting.pk, due.pk])
     assert [str(m) for m in get_messages(response.wsgi_request)] == [
-        "1 retry brought forward to now. 1 was already due or running."
+        f"1 retry brought forward to now. 1 left alone: “{due}” (already due or running)."
     ]
     assert LogEntry.objects.filter(object_id=str(waiting.pk)).exists()
     assert not LogEntry.objects.filter(object_id=str(due.pk)).exists()
@@ -279,13 +270,13 @@ def test_admin_pause_reports_a_schedule_that_cannot_be_saved(admin_client, make_
 
 
 def test_admin_deleting_a_schedule_counts_its_attempts_and_needs_no_attempt_permission(
-    staff_client, make_schedule
+    operator, make_schedule
 ):
     """Attempts are listed as a count (there may be millions), and go with their schedule."""
     schedule = make_schedule(name="doomed")
     for status in ("succeeded", "dead_letter", "skipped"):
         attempt(schedule, status)
-    client = staff_client("view_schedule", "delete_schedule")
+    client = operator("view_schedule", "delete_schedule")
     selection = {"action": "delete_selected", "_selected_action": [str(schedule.pk)]}
     confirm = client.post(changelist("schedule"), {**selection, "index": "0"})
     assert confirm.status_code == 200

@@ -36,12 +36,6 @@ HISTORY = [
 ]
 
 
-@pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
 def changelist(page):
     return reverse(f"admin:django_cadence_{page}_changelist")
 
@@ -212,7 +206,7 @@ def test_admin_attempt_changelist_query_count_does_not_grow(
     # date hierarchy's first and last occurrence (its days come from those, not from a query),
     # and the dead letters of the last 24 h for the navigation sidebar's overview row; then the
     # warning banner's four reads (the oldest due schedule, the oldest ready attempts and their
-    # schedules, live workers: some attempts here are ready).
+    # schedules, live workers: some attempts here are ready); and the engine clock's.
     with django_assert_num_queries(11 + clock_reads()):
         response = admin_client.get(changelist(page))
     assert response.status_code == 200

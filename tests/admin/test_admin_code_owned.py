@@ -21,12 +21,6 @@ CHANGELIST = reverse("admin:django_cadence_schedule_changelist")
 
 
 @pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
-@pytest.fixture
 def declared(settings, db):
     settings.CADENCE_SCHEDULES = {"nightly": DECLARED}
     reconcile.reconcile(NOW)

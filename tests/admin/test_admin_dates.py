@@ -16,12 +16,6 @@ PAGES = ("attempt", "deadletter", "retry")
 
 
 @pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
-@pytest.fixture
 def occurrences(make_schedule):
     """Make attempts of every page's kind (dead letter, retry, success) at the given instants."""
     schedules = {status: make_schedule() for status in ("dead_letter", "pending", "succeeded")}

@@ -5,7 +5,6 @@ from typing import Any
 
 import pytest
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
-from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
@@ -113,18 +112,6 @@ def do_url(page, pk, action):
     return reverse(f"admin:django_cadence_{page}_do", args=[pk, action])
 
 
-@pytest.fixture
-def staff_client(db):
-    def login(*codenames):
-        user = User.objects.create_user("operator", is_staff=True)
-        user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-        client = Client(enforce_csrf_checks=True)
-        client.force_login(user)
-        return client
-
-    return login
-
-
 def post_with_csrf(client, url, **data):
     """POST as the page's form does: with the CSRF token the page set in its cookie."""
     token = client.cookies["csrftoken"].value
@@ -134,12 +121,13 @@ def post_with_csrf(client, url, **data):
 @pytest.mark.parametrize("granted", [True, False], ids=["granted", "refused"])
 @pytest.mark.parametrize("name", CASES)
 def test_object_page_operation_needs_its_permission_is_logged_and_says_what_happened(
-    staff_client, make_schedule, name, granted
+    operator, make_schedule, name, granted
 ):
     case = CASES[name]
     obj = case.setup(make_schedule)
     others = {c.codename for c in CASES.values()} - {case.codename}
-    client = staff_client(VIEW[case.page], *others, *([case.codename] if granted else []))
+    granted_codenames = [VIEW[case.page], *others, *([case.codename] if granted else [])]
+    client = operator(*granted_codenames, csrf=True)
     page = client.get(page_url(case.page, obj.pk))
     assert page.status_code == 200
     url = do_url(case.page, obj.pk, case.action)

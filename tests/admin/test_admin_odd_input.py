@@ -22,12 +22,6 @@ PREVIEW = reverse("admin:django_cadence_schedule_preview")
 SURROGATE_JSON = '{"file": "r\\udcffport.csv"}'
 
 
-@pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
 def messages_of(response):
     return [str(m) for m in get_messages(response.wsgi_request)]
 

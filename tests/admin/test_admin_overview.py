@@ -4,7 +4,6 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -14,19 +13,6 @@ from django_cadence.admin import overview
 from django_cadence.models import Attempt, Worker
 
 OVERVIEW = reverse("admin:django_cadence_overview_changelist")
-
-
-@pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
-@pytest.fixture(autouse=True)
-def fresh_count():
-    overview._cached.clear()
-    yield
-    overview._cached.clear()
 
 
 def attempts(schedule, now):
@@ -107,9 +93,6 @@ def test_the_admin_index_links_the_overview_with_the_dead_letters_of_24_hours(
     assert "Overview · 1 dead letter in 24 h" in html
 
 
-def test_the_overview_needs_the_attempt_view_permission(client, db):
-    user = User.objects.create_user("operator", is_staff=True)
-    client.force_login(user)
-    assert client.get(OVERVIEW).status_code == 403
-    user.user_permissions.add(Permission.objects.get(codename="view_attempt"))
-    assert client.get(OVERVIEW).status_code == 200
+@pytest.mark.parametrize(("codenames", "status"), [((), 403), (("view_attempt",), 200)])
+def test_the_overview_needs_the_attempt_view_permission(operator, codenames, status):
+    assert operator(*codenames).get(OVERVIEW).status_code == status

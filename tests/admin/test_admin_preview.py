@@ -3,18 +3,11 @@
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from django_cadence.models import Schedule
 
 PREVIEW = reverse("admin:django_cadence_schedule_preview")
-
-
-@pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
 
 
 def preview(client, **params):
@@ -169,17 +162,6 @@ def test_admin_preview_never_imports_or_runs_the_executor(admin_client, make_sch
     assert not Schedule.objects.exclude(pk=schedule.pk).exists()
 
 
-@pytest.fixture
-def staff(db, client):
-    user = User.objects.create_user("staff", is_staff=True)
-    client.force_login(user)
-
-    def grant(*codenames):
-        user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-
-    return grant
-
-
 @pytest.mark.parametrize(
     ("codenames", "status"),
     [
@@ -189,15 +171,15 @@ def staff(db, client):
         (("change_schedule",), 200),
     ],
 )
-def test_admin_preview_needs_add_or_change_permission(client, staff, codenames, status):
-    staff(*codenames)
+def test_admin_preview_needs_add_or_change_permission(operator, codenames, status):
+    client = operator(*codenames)
     response = client.get(PREVIEW, {"kind": "cron", "cron": "@daily", "timezone": "UTC"})
     assert response.status_code == status
 
 
-def test_admin_preview_of_a_saved_schedule_needs_change_permission(client, staff, make_schedule):
+def test_admin_preview_of_a_saved_schedule_needs_change_permission(operator, make_schedule):
     schedule = make_schedule()
-    staff("add_schedule", "view_schedule")
+    client = operator("add_schedule", "view_schedule")
     params = {"kind": "cron", "cron": "@daily", "timezone": "UTC", "object_id": schedule.pk}
     assert client.get(PREVIEW, params).status_code == 403
 

@@ -16,12 +16,6 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture
-def admin_user(django_user_model, db):
-    """The superuser behind ``admin_client``, without a password: hashing one costs ~1 s."""
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
-@pytest.fixture
 def hostile(make_schedule):
     """A schedule and attempts whose every job-provided string is hostile or secret."""
     schedule = make_schedule(

@@ -14,11 +14,6 @@ CHANGELIST = reverse("admin:django_cadence_worker_changelist")
 
 
 @pytest.fixture
-def admin_user(django_user_model, db):
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
-@pytest.fixture
 def workers(settings):
     settings.CADENCE_LEASE = 30
     settings.CADENCE_MAX_TICK = 10

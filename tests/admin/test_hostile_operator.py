@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.urls import URLPattern, reverse
 
 from django_cadence.admin import operations
@@ -106,13 +106,6 @@ def planted(make_schedule):
     return {"schedules": [schedule, paused], "attempts": rows, "worker": worker}
 
 
-def staff(client, *codenames):
-    user = User.objects.create_user("operator", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-    client.force_login(user)
-    return client
-
-
 def objects_of(model_admin) -> list[int]:
     """The primary keys of the existing rows this admin's object pages are for (a proxy's
     manager keeps only its own: dead letters, retries)."""
@@ -156,8 +149,8 @@ def assert_no_secret(response, url):
         assert secret not in body, f"{secret} shown by {url}"
 
 
-def test_hostile_view_only_operator_walks_every_admin_url_and_sees_no_secret(client, planted):
-    viewer = staff(client, *VIEW_ONLY)
+def test_hostile_view_only_operator_walks_every_admin_url_and_sees_no_secret(operator, planted):
+    viewer = operator(*VIEW_ONLY)
     urls = admin_urls(planted)
     assert len(urls) > 40
     statuses = {}
@@ -186,8 +179,8 @@ def test_hostile_every_cadence_admin_is_guarded():
     assert all(isinstance(model_admin, GuardedAdmin) for model_admin in registered)
 
 
-def test_hostile_view_only_operator_reads_payload_and_metadata_redacted(client, planted):
-    viewer = staff(client, *VIEW_ONLY)
+def test_hostile_view_only_operator_reads_payload_and_metadata_redacted(operator, planted):
+    viewer = operator(*VIEW_ONLY)
     schedule = planted["schedules"][1]
     html = viewer.get(reverse("admin:django_cadence_schedule_change", args=[schedule.pk]))
     html = html.content.decode()
@@ -197,9 +190,9 @@ def test_hostile_view_only_operator_reads_payload_and_metadata_redacted(client, 
     assert "secret=********" in html
 
 
-def test_hostile_overview_serves_no_object_page(client, planted):
+def test_hostile_overview_serves_no_object_page(operator, planted):
     """The overview proxy's default object pages would show an attempt raw: not served."""
-    viewer = staff(client, *VIEW_ONLY)
+    viewer = operator(*VIEW_ONLY)
     pk = planted["attempts"]["running"].pk
     base = f"{reverse('admin:django_cadence_overview_changelist')}{pk}"
     for suffix in ("/change/", "/history/", "/delete/", "/"):
@@ -237,8 +230,8 @@ PROBED = [(page, lookup) for page, lookups in PROBES.items() for lookup in looku
 
 
 @pytest.mark.parametrize(("page", "lookup"), PROBED, ids=[f"{p}-{lk}" for p, lk in PROBED])
-def test_hostile_lookup_on_stored_data_is_refused(client, planted, page, lookup):
-    viewer = staff(client, *VIEW_ONLY)
+def test_hostile_lookup_on_stored_data_is_refused(operator, planted, page, lookup):
+    viewer = operator(*VIEW_ONLY)
     url = reverse(f"admin:{APP}_{page}_changelist")
     response = viewer.get(url, {lookup: "h"})
     # Refused as Django refuses a disallowed lookup: a 400, no rows and no count.
@@ -278,8 +271,8 @@ ALLOWED_CASES = [(page, query) for page, queries in ALLOWED.items() for query in
 
 
 @pytest.mark.parametrize(("page", "query"), ALLOWED_CASES, ids=[q for _p, q in ALLOWED_CASES])
-def test_hostile_the_pages_own_filters_still_work(client, planted, page, query):
-    viewer = staff(client, *VIEW_ONLY)
+def test_hostile_the_pages_own_filters_still_work(operator, planted, page, query):
+    viewer = operator(*VIEW_ONLY)
     response = viewer.get(f"{reverse(f'admin:{APP}_{page}_changelist')}?{query}")
     assert response.status_code == 200
     assert_no_secret(response, query)
@@ -300,25 +293,25 @@ SEARCHES = [
 
 
 @pytest.mark.parametrize(("page", "term"), SEARCHES, ids=[f"{p}-{t}" for p, t in SEARCHES])
-def test_hostile_search_finds_nothing_by_a_redacted_value(client, planted, page, term):
-    viewer = staff(client, *VIEW_ONLY)
+def test_hostile_search_finds_nothing_by_a_redacted_value(operator, planted, page, term):
+    viewer = operator(*VIEW_ONLY)
     response = viewer.get(reverse(f"admin:{APP}_{page}_changelist"), {"q": term})
     assert response.status_code == 200
     assert list(response.context["cl"].result_list) == []
 
 
-def test_hostile_search_finds_what_is_shown(client, planted):
+def test_hostile_search_finds_what_is_shown(operator, planted):
     """Metadata as shown is searchable (a team), and so is a key's name; only values hidden
     by redaction are not."""
-    viewer = staff(client, *VIEW_ONLY)
+    viewer = operator(*VIEW_ONLY)
     url = reverse(f"admin:{APP}_schedule_changelist")
     for term in ("billing", "api_key", '"team": "billing"', "sync"):
         shown = {s.name for s in viewer.get(url, {"q": term}).context["cl"].result_list}
         assert shown == {"sync", "paused-sync"}, term
 
 
-def test_hostile_autocomplete_finds_nothing_by_a_redacted_value(client, planted):
-    viewer = staff(client, *VIEW_ONLY)
+def test_hostile_autocomplete_finds_nothing_by_a_redacted_value(operator, planted):
+    viewer = operator(*VIEW_ONLY)
     url = reverse("admin:autocomplete")
     params = {"app_label": APP, "model_name": "attempt", "field_name": "schedule"}
     assert viewer.get(url, {**params, "term": METADATA_SECRET}).json()["results"] == []
@@ -369,8 +362,8 @@ def posts(planted) -> list[tuple[str, dict]]:
 
 
 @pytest.mark.parametrize("codenames", [VIEW_ONLY, ()], ids=["view-only", "no-cadence-rights"])
-def test_hostile_writes_without_rights_are_403_and_change_nothing(client, planted, codenames):
-    user = staff(client, *codenames)
+def test_hostile_writes_without_rights_are_403_and_change_nothing(operator, planted, codenames):
+    user = operator(*codenames)
     before = snapshot()
     writes = posts(planted)
     assert len(writes) > 30
@@ -380,8 +373,8 @@ def test_hostile_writes_without_rights_are_403_and_change_nothing(client, plante
     assert snapshot() == before
 
 
-def test_hostile_user_without_cadence_rights_gets_403_on_every_page(client, planted):
-    user = staff(client)
+def test_hostile_user_without_cadence_rights_gets_403_on_every_page(operator, planted):
+    user = operator()
     urls = [u for u in admin_urls(planted) if u.rstrip("/") != reverse("admin:index").rstrip("/")]
     for url in urls:
         response = user.get(url)

@@ -311,11 +311,6 @@ def test_a_secret_in_an_error_message_is_redacted_in_the_row_history_and_logs(cl
 # --- admin pages test_admin_safety.py does not cover --------------------------------------------
 
 
-@pytest.fixture
-def admin_user(django_user_model, db):
-    return django_user_model.objects.create_superuser("admin", "admin@example.com", None)
-
-
 def _assert_safe(html: str) -> None:
     assert XSS not in html
     assert "onerror=alert(1)>" not in html
