@@ -8,15 +8,14 @@ schedule's next success, which moves its deadline: the next spell is signalled a
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db.models import Q
 
 from .. import signals
 from ..models import Schedule
 from ..models.overdue import overdue
-
-OVERDUE_PROBE = timedelta(seconds=30)
+from .tuning import OVERDUE_PROBE
 
 
 class OverdueWatch:

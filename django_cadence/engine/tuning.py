@@ -62,6 +62,12 @@ RESTART_WINDOW = timedelta(seconds=5)
 RECONNECT_BACKOFF_HOLDING = 1.0
 RECONNECT_BACKOFF_IDLE = 10.0
 
+# --- overdue schedules (overdue) ----------------------------------------------------------
+
+# How often the engine looks for schedules newly overdue (``max_silence``): an alert within
+# half a minute, for one indexed read.
+OVERDUE_PROBE = timedelta(seconds=30)
+
 # --- stuck threads (stuck) -----------------------------------------------------------------
 
 # A job that heeds its cancel event returns within moments of its timeout; a thread still in

@@ -7,7 +7,7 @@ import pytest
 
 import django_cadence
 from django_cadence import signals
-from django_cadence.engine.overdue import OVERDUE_PROBE
+from django_cadence.engine.tuning import OVERDUE_PROBE
 from django_cadence.models import Attempt, Schedule
 from django_cadence.models.overdue import overdue, silences
 
