@@ -197,9 +197,14 @@ class CadenceSettings:
 
     @property
     def SECRET_KEYS(self) -> tuple[str, ...]:  # noqa: N802
-        """The built-in names and those of ``CADENCE_SECRET_KEYS``, lower-cased, once each."""
-        names = (*DEFAULT_SECRET_KEYS, *self._get("CADENCE_SECRET_KEYS"))
-        return tuple(dict.fromkeys(name.strip().lower() for name in names))
+        """The built-in names and those of ``CADENCE_SECRET_KEYS``, lower-cased, once each
+        (cached with the settings: every log line asks)."""
+        merged = self._cache.get("SECRET_KEYS")
+        if merged is None:
+            names = (*DEFAULT_SECRET_KEYS, *self._get("CADENCE_SECRET_KEYS"))
+            merged = tuple(dict.fromkeys(name.strip().lower() for name in names))
+            self._cache["SECRET_KEYS"] = merged
+        return merged
 
     @property
     def MIN_INTERVAL(self) -> timedelta:  # noqa: N802

@@ -32,7 +32,7 @@ from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
 from .tries import HeldTries
-from .tuning import AHEAD_ROUNDS, FINISH_WINDOW, PAUSE
+from .tuning import AHEAD_ROUNDS, FINISH_WINDOW, PAUSE, QUEUE_HOLD
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -395,7 +395,20 @@ class Engine:
             if time.monotonic() - before > step + PAUSE:
                 return  # the process was paused: tick now (``_renew_after_a_pause``)
         if self._wake.is_set():
+            self._hold_while_queued(stop)
             self._gather_finishes(stop)
+
+    def _hold_while_queued(self, stop: threading.Event) -> None:
+        """Woken while a thread's worth of tries waits for threads, let the threads start
+        them before this tick takes the interpreter (``QUEUE_HOLD``)."""
+        deadline = time.monotonic() + QUEUE_HOLD
+        while not stop.is_set() and self.tries.queued_count() >= self.concurrency:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            # Not woken by each finish (the wake stays set for the tick): a wake-up per try
+            # would take the interpreter from the threads the hold is for.
+            stop.wait(min(remaining, 0.01))
 
     def _gather_finishes(self, stop: threading.Event) -> None:
         """Woken by a finished try, give the others a moment (``FINISH_WINDOW``) to finish too.

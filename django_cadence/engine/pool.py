@@ -82,6 +82,15 @@ class TryPool:
         finally:
             connections.close_all()
 
+    def warm(self, threads: int, task: Callable[[], None]) -> None:
+        """Start threads until ``threads`` are alive (at most the pool's size), each running
+        ``task`` (opening its database connection) and then idle: tries claimed ahead of a
+        burst start on threads that are ready, not on threads being made."""
+        with self._lock:
+            missing = min(threads, self.size) - self._threads
+        for _ in range(max(0, missing)):
+            self.submit(task)
+
     def _leave_idle(self) -> bool:
         """An idle thread leaves, unless a submit counted on it (its task is on its way)."""
         with self._lock:

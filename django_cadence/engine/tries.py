@@ -8,6 +8,7 @@ together are written in one statement.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -16,7 +17,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from .. import signals
+from django.db import DatabaseError, connections
+
+from .. import signals, store
 from ..clock import Clock
 from ..executors.payloads import log_value
 from ..models import Attempt
@@ -94,6 +97,10 @@ class HeldTries:
         with self._done_lock:
             return len(self.held) - len(self._done) - len(self.queued) - waiting
 
+    def queued_count(self) -> int:
+        """Tries whose instant has come, waiting for a thread."""
+        return len(self.queued)
+
     def waiting(self) -> int:
         """Tries claimed ahead of their instant, not started yet."""
         return len(self.timer)
@@ -152,6 +159,7 @@ class HeldTries:
         if claim.started_at > self.clock.now():
             held.waiting = True
             self.timer.add(claim.started_at, held)
+            self._pool.warm(len(self.timer), _connect)
             return
         self._launch(held)
 
@@ -402,6 +410,12 @@ class HeldTries:
             if claim.attempt_id in revoked and not claim.cancel_event.is_set():
                 logger.info("attempt cancelling id=%s", claim.attempt_id)
                 claim.cancel_event.set()
+
+
+def _connect() -> None:
+    """Open this thread's connection to Cadence's database before its first try."""
+    with contextlib.suppress(DatabaseError):
+        connections[store.alias()].ensure_connection()
 
 
 def _send_started(claim: Claim) -> None:

@@ -8,6 +8,7 @@ both). Its size is that of its compact UTF-8 JSON text.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -171,7 +172,22 @@ def escape_control(text: str) -> str:
 
 def log_value(value: object, limit: int = 300) -> str:
     """A value from outside (a name, a reason, a worker id, an error) as it goes into a log
-    line: redacted, storable, at most about ``limit`` characters, on one visible line."""
+    line: redacted, storable, at most about ``limit`` characters, on one visible line.
+
+    Schedule names and worker ids recur in every line of a busy worker: short strings are
+    cleaned once per set of secret names (``_short_log_value``)."""
+    if type(value) is str and len(value) <= SHORT_LOG_VALUE:
+        return _short_log_value(value, limit, cadence_settings.SECRET_KEYS)
+    return escape_control(clean_text(value, limit))
+
+
+SHORT_LOG_VALUE = 200
+
+
+@functools.lru_cache(maxsize=4096)
+def _short_log_value(value: str, limit: int, secret_keys: tuple[str, ...]) -> str:
+    """``log_value`` of a short string; ``secret_keys`` is part of the key, so a change of
+    ``CADENCE_SECRET_KEYS`` is never served from the cache."""
     return escape_control(clean_text(value, limit))
 
 
