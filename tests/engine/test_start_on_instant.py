@@ -249,6 +249,31 @@ def test_claim_ahead_zero_turns_it_off(schedule_at, clock, threaded_engine, sett
 # --- the pool -----------------------------------------------------------------------------
 
 
+def test_claiming_ahead_starts_the_threads_the_instant_will_need(
+    schedule_at, clock, threaded_engine
+):
+    for i in range(3):
+        recording(schedule_at, label=f"t{i}")
+    engine = threaded_engine(concurrency=2)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    assert engine.tries.waiting() == 3
+    wait_until(lambda: engine.tries._pool.threads == 2)  # capped at --concurrency
+    assert jobs.CALLS == []
+
+
+def test_warming_starts_threads_up_to_the_pool_size_and_runs_the_task_on_each():
+    pool = TryPool(3)
+    ran = []
+    pool.warm(5, lambda: ran.append(1))
+    wait_until(lambda: len(ran) == 3)
+    pool.warm(2, lambda: ran.append(1))  # enough threads already
+    time.sleep(0.05)
+    assert len(ran) == 3
+    assert pool.threads == 3
+    pool.shutdown()
+
+
 def test_idle_threads_exit_so_a_pool_sized_for_bursts_costs_nothing_between_them():
     pool = TryPool(8, idle_exit=0.05)
     done = []
