@@ -51,28 +51,44 @@ class TryPool:
             if self._idle:
                 self._idle -= 1
             else:
-                self._threads += 1
-                thread = threading.Thread(
-                    target=self._work, name=f"{self.name}-{self._threads}", daemon=True
-                )
-                self._all = [t for t in self._all if t.is_alive()] + [thread]
-                thread.start()
+                self._start_thread(None)
         self._tasks.put(task)
 
-    def _work(self) -> None:
+    def warm(self, threads: int, task: Callable[[], None]) -> None:
+        """Start threads until ``threads`` are alive (at most the pool's size), each running
+        ``task`` (opening its database connection) and then idle: tries claimed ahead of a
+        burst start on threads that are ready, not on threads being made."""
+        with self._lock:
+            for _ in range(min(threads, self.size) - self._threads):
+                self._start_thread(task)
+
+    def _start_thread(self, first: Callable[[], None] | None) -> None:
+        """A new thread that runs ``first`` (if any), then tasks from the queue (call under
+        the lock)."""
+        self._threads += 1
+        thread = threading.Thread(
+            target=self._work, args=(first,), name=f"{self.name}-{self._threads}", daemon=True
+        )
+        self._all = [t for t in self._all if t.is_alive()] + [thread]
+        thread.start()
+
+    def _work(self, first: Callable[[], None] | None = None) -> None:
         try:
+            task = first
             while True:
-                try:
-                    task = self._tasks.get(timeout=self.idle_exit)
-                except queue.Empty:
-                    if self._leave_idle():
-                        return
-                    continue  # a task was handed to an idle thread meanwhile: take it
                 if task is None:
-                    return
+                    try:
+                        task = self._tasks.get(timeout=self.idle_exit)
+                    except queue.Empty:
+                        if self._leave_idle():
+                            return
+                        continue  # a task was handed to an idle thread meanwhile: take it
+                    if task is None:
+                        return  # shutdown
                 try:
                     task()
                 finally:
+                    task = None
                     _drop_broken_connections()
                 with self._lock:
                     if self._threads > self.size:
@@ -81,15 +97,6 @@ class TryPool:
                     self._idle += 1
         finally:
             connections.close_all()
-
-    def warm(self, threads: int, task: Callable[[], None]) -> None:
-        """Start threads until ``threads`` are alive (at most the pool's size), each running
-        ``task`` (opening its database connection) and then idle: tries claimed ahead of a
-        burst start on threads that are ready, not on threads being made."""
-        with self._lock:
-            missing = min(threads, self.size) - self._threads
-        for _ in range(max(0, missing)):
-            self.submit(task)
 
     def _leave_idle(self) -> bool:
         """An idle thread leaves, unless a submit counted on it (its task is on its way)."""
