@@ -53,7 +53,9 @@ def percentile(values: list[float], q: float) -> float | None:
 # --- occurrences: lost, duplicated, beyond the window -----------------------------------------
 
 
-def occurrence_record(schedules: Iterable[Schedule], window_end: datetime) -> dict[str, Any]:
+def occurrence_record(
+    schedules: Iterable[Schedule], window_end: datetime, ahead: timedelta = timedelta(0)
+) -> dict[str, Any]:
     """Every occurrence of each schedule from its creation to ``window_end`` must have one
     record: an attempt row, or a place in one ``missed`` row's range (the fleet tests assert
     the same :func:`benchmarks.fleet.occurrence_record`). Returns the counts of expected,
@@ -67,7 +69,7 @@ def occurrence_record(schedules: Iterable[Schedule], window_end: datetime) -> di
         rows_by_schedule[attempt.schedule_id].append(attempt)
     for schedule in schedules:
         record = fleet.occurrence_record(
-            schedule, rows_by_schedule.get(schedule.pk, ()), window_end
+            schedule, rows_by_schedule.get(schedule.pk, ()), window_end, ahead
         )
         expected += len(record.expected)
         lost += len(record.gaps)

@@ -379,12 +379,18 @@ class OccurrenceRecord:
 
 
 def occurrence_record(
-    schedule: Schedule, rows: Iterable[Attempt], window_end: datetime
+    schedule: Schedule,
+    rows: Iterable[Attempt],
+    window_end: datetime,
+    ahead: timedelta = timedelta(0),
 ) -> OccurrenceRecord:
     """Match ``rows`` (the schedule's ``trigger=schedule`` attempts) against its occurrences
     from its creation to ``window_end``: each must have exactly one record, an attempt row or
     a place in one ``missed`` row's range (``outcome["first"]`` to ``outcome["last"]``,
-    ``outcome["missed"]`` of them, starting at the row's own occurrence)."""
+    ``outcome["missed"]`` of them, starting at the row's own occurrence).
+
+    Occurrences up to ``ahead`` past the window may have a record too (planned ahead of
+    their instant, ``CADENCE_CLAIM_AHEAD``) but need none; rows past that are ``beyond``."""
     from django_cadence.models import Status
     from django_cadence.schedule import specs
 
@@ -420,7 +426,13 @@ def occurrence_record(
         record.missed += len(span)
     record.twice = sorted(at for at, n in covered.items() if n > 1)
     record.gaps = sorted(set(expected) - set(covered))
-    record.beyond = sorted(set(covered) - set(expected))
+    allowed = set(
+        takewhile(
+            lambda at: at <= window_end + ahead,
+            specs.occurrences(schedule.spec(), schedule.created_at),
+        )
+    )
+    record.beyond = sorted(set(covered) - allowed)
     return record
 
 
