@@ -33,15 +33,17 @@ def log_started(
     occurrence_at: Any,
     try_number: Any,
     worker: Any,
+    started_at: Any = None,
     **kw: Any,
 ) -> None:
     logger.info(
-        "attempt started id=%s schedule=%s occurrence=%s try=%s worker=%s",
+        "attempt started id=%s schedule=%s occurrence=%s try=%s worker=%s at=%s",
         attempt_id,
         log_value(schedule),
         _iso(occurrence_at),
         try_number,
         log_value(worker),
+        _iso(started_at),
     )
 
 

@@ -74,6 +74,8 @@ class HeldTries:
         self.runtime_avg: float | None = None  # moving average of the tries' run time
         self._done: list[tuple[Claim, TryResult]] = []
         self._done_lock = threading.Lock()
+        # Starts of a burst, announced by the engine's thread (``announce_starts``).
+        self._unannounced: list[tuple[Claim, datetime]] = []
         self._queue_lock = threading.Lock()
         self._pool = TryPool(concurrency)
         self.stuck = StuckThreads()  # threads whose try timed out and never returned
@@ -116,6 +118,7 @@ class HeldTries:
         """
         self.timer.close()
         self._pool.shutdown(timeout=0.5 if len(self.stuck) else 5.0)
+        self.announce_starts()
 
     # --- how many to hold ---------------------------------------------------------------
 
@@ -153,7 +156,7 @@ class HeldTries:
         held = Held(claim)
         self.held[claim.token] = held
         if self.inline:
-            _send_started(claim)
+            _send_started(claim, self.clock.now())
             self._finished(claim, run_try(claim, self.clock.now))
             return
         if claim.started_at > self.clock.now():
@@ -201,7 +204,7 @@ class HeldTries:
                 # Replaced or timed out while it waited for a thread: it never started.
                 result = TryResult("error", error="cancelled before it started")
             else:
-                _send_started(claim)
+                self._started(claim)
                 started = time.monotonic()
                 result = run_try(claim, self.clock.now)
                 self._note_runtime(time.monotonic() - started)
@@ -209,6 +212,24 @@ class HeldTries:
         finally:
             if held.done:
                 held.done.set()
+
+    def _started(self, claim: Claim) -> None:
+        """Announce a try's start (``attempt_started``, "attempt started"), from its thread;
+        in a burst (tries queued for threads), the engine's thread announces it a moment
+        later, with the instant it started: the threads start the burst first."""
+        at = self.clock.now()
+        if self.queued:
+            with self._done_lock:
+                self._unannounced.append((claim, at))
+            return
+        _send_started(claim, at)
+
+    def announce_starts(self) -> None:
+        """Send the starts a burst left to the engine's thread, in the order they happened."""
+        with self._done_lock:
+            starts, self._unannounced = self._unannounced, []
+        for claim, at in starts:
+            _send_started(claim, at)
 
     def _note_runtime(self, seconds: float) -> None:
         average = self.runtime_avg
@@ -304,7 +325,9 @@ class HeldTries:
 
         A write that fails (the database went away) raises before the batch is forgotten, and
         the next tick writes what is still in flight; fenced writes make that harmless.
+        Starts not yet announced are announced first, so a try's start precedes its end.
         """
+        self.announce_starts()
         with self._done_lock:
             batch = list(self._done)
         if not batch:
@@ -418,6 +441,6 @@ def _connect() -> None:
         connections[store.alias()].ensure_connection()
 
 
-def _send_started(claim: Claim) -> None:
+def _send_started(claim: Claim, at: datetime) -> None:
     """``attempt_started``, once the try runs: a try claimed ahead may be handed back unrun."""
-    signals.send(signals.attempt_started, Attempt, **claim.event())
+    signals.send(signals.attempt_started, Attempt, started_at=at, **claim.event())

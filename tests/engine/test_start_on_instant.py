@@ -5,12 +5,13 @@ The fake clock stands still unless a test moves it, so a try claimed ahead visib
 until the clock reaches its instant, and never starts before it (invariant 6).
 """
 
+import threading
 import time
 from datetime import timedelta
 
 import pytest
 
-from django_cadence import services
+from django_cadence import services, signals
 from django_cadence.conf import cadence_settings
 from django_cadence.engine import leases, planner
 from django_cadence.engine.pool import TryPool
@@ -227,6 +228,43 @@ def test_a_try_cancelled_before_its_instant_never_starts_and_ends_cancelled(
     attempt.refresh_from_db()
     assert attempt.status == Status.CANCELLED
     assert jobs.CALLS == []
+
+
+def test_a_burst_announces_its_starts_from_the_engine_thread_with_their_instants(
+    schedule_at, clock, threaded_engine
+):
+    for i in range(4):
+        recording(schedule_at, label=f"b{i}")
+    heard = []
+
+    def started(sender, **kw):
+        heard.append(("started", kw["attempt_id"], kw["started_at"], threading.current_thread()))
+
+    def succeeded(sender, **kw):
+        heard.append(("succeeded", kw["attempt_id"], None, threading.current_thread()))
+
+    signals.attempt_started.connect(started)
+    signals.attempt_succeeded.connect(succeeded)
+    try:
+        engine = threaded_engine(concurrency=1)
+        clock.advance(seconds=59.7)
+        engine.tick()
+        clock.advance(seconds=0.3)
+        wait_until(lambda: len(jobs.CALLS) == 4)
+        wait_until(lambda: engine.tries.still_running() == 0)
+        engine.tick()
+    finally:
+        signals.attempt_started.disconnect(started)
+        signals.attempt_succeeded.disconnect(succeeded)
+    starts = [h for h in heard if h[0] == "started"]
+    assert len(starts) == 4
+    due = clock.now()
+    assert all(at == due for _, _, at, _ in starts)  # each with the instant it began
+    # The threads started the burst; the engine's thread announced what they left to it.
+    assert any(thread is threading.main_thread() for *_, thread in starts)
+    for _, attempt_id, _, _ in starts:
+        order = [kind for kind, aid, _, _ in heard if aid == attempt_id]
+        assert order == ["started", "succeeded"]
 
 
 def test_an_inline_engine_never_claims_ahead(schedule_at, clock, engine):
