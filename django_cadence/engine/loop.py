@@ -399,10 +399,10 @@ class Engine:
             self._gather_finishes(stop)
 
     def _hold_while_queued(self, stop: threading.Event) -> None:
-        """Woken while a thread's worth of tries waits for threads, let the threads start
-        them before this tick takes the interpreter (``QUEUE_HOLD``)."""
+        """Woken while tries wait for threads, let the threads start them before this tick
+        takes the interpreter (``QUEUE_HOLD``)."""
         deadline = time.monotonic() + QUEUE_HOLD
-        while not stop.is_set() and self.tries.queued_count() >= self.concurrency:
+        while not stop.is_set() and self.tries.queued_count() > 0:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return

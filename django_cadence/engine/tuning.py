@@ -13,10 +13,10 @@ from datetime import timedelta
 
 # How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
 FINISH_WINDOW = 0.002
-# While a thread's worth of tries waits for threads, a finished try wakes the engine only
-# after this many seconds (or once the queue runs low): in a burst the threads start the
-# queued tries first, and the engine records their outcomes after, in fewer rounds, instead
-# of taking the interpreter from them after every finish.
+# While tries wait for threads, a finished try wakes the engine only once the queue is empty
+# (or after this many seconds): in a burst the threads start the queued tries first, and the
+# engine records their outcomes after, in fewer rounds, instead of taking the interpreter from
+# them after every finish. The threads are still busy with their tries when it does.
 QUEUE_HOLD = 0.25
 # A wait that overran by this many seconds means the process was paused (SIGSTOP, a frozen VM).
 PAUSE = 1.0
