@@ -86,9 +86,10 @@ def _analyze() -> None:
 
 def _default_concurrency() -> int:
     """What a ``run_cadence`` started without ``--concurrency`` runs with."""
+    from django_cadence import store
     from django_cadence.conf import cadence_settings
 
-    return cadence_settings.CONCURRENCY
+    return cadence_settings.CONCURRENCY or store.of().default_concurrency
 
 
 class Cadence:

@@ -101,6 +101,16 @@ def _bool(name: str, value: Any) -> bool:
     return value
 
 
+def _optional_positive_int(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ImproperlyConfigured(
+            f"{name} must be None or an integer of 1 or more, not {value!r}."
+        )
+    return value
+
+
 def _optional_port(name: str, value: Any) -> int | None:
     if value is None:
         return None
@@ -151,7 +161,7 @@ _SETTINGS = {
         _Setting("CADENCE_MAX_RECOVERIES", 3, _positive_int),
         _Setting("CADENCE_SESSION_LIVENESS", True, _bool),
         # The engine process.
-        _Setting("CADENCE_CONCURRENCY", 16, _positive_int),
+        _Setting("CADENCE_CONCURRENCY", None, _optional_positive_int),
         _Setting("CADENCE_MAX_TICK", timedelta(seconds=10), _duration),
         _Setting("CADENCE_SHUTDOWN_GRACE", timedelta(seconds=30), _zero_ok_duration),
         _Setting("CADENCE_PLAN_BATCH", 500, _plan_batch),
@@ -251,7 +261,8 @@ class CadenceSettings:
         return self._get("CADENCE_SESSION_LIVENESS")
 
     @property
-    def CONCURRENCY(self) -> int:  # noqa: N802
+    def CONCURRENCY(self) -> int | None:  # noqa: N802
+        """None: the database's default (``Store.default_concurrency``)."""
         return self._get("CADENCE_CONCURRENCY")
 
     @property

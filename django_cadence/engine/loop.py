@@ -58,7 +58,9 @@ class Engine:
         using = store.alias_or_refuse(using)
         self.clock = clock or default_clock(using)
         self.worker_id = workers.check_worker_id(worker_id) if worker_id else default_worker_id()
-        self.concurrency = concurrency or cadence_settings.CONCURRENCY
+        self.concurrency = (
+            concurrency or cadence_settings.CONCURRENCY or store.of(using).default_concurrency
+        )
         self.max_tick = (
             max_tick if max_tick is not None else cadence_settings.MAX_TICK.total_seconds()
         )

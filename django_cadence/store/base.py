@@ -56,6 +56,9 @@ class Store:
     has_session_locks: ClassVar[bool] = False
     #: Another connection can commit while one holds an open write transaction.
     has_concurrent_writes: ClassVar[bool] = True
+    # Try threads per worker unless CADENCE_CONCURRENCY says otherwise (docs/design.md, "The
+    # engine"): enough for a burst's commits to keep the server busy.
+    default_concurrency: ClassVar[int] = 16
     #: The migrating user may create a trigger that refuses raw SQL changing an attempt's
     #: identity (invariant 7). Not MariaDB/MySQL: with binary logging on (every managed
     #: service) creating one needs ``SUPER`` or ``log_bin_trust_function_creators``.

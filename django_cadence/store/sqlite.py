@@ -106,6 +106,7 @@ class SQLiteStore(Store):
     vendor = "sqlite"
     one_engine_per_file = True
     has_concurrent_writes = False  # an open write transaction holds the whole file
+    default_concurrency = 4  # one writer at a time: more threads only wait for its lock
     has_identity_trigger = True
 
     def identity_trigger_sql(self, table: str) -> list[str]:

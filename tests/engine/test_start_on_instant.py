@@ -323,3 +323,18 @@ def test_idle_threads_exit_so_a_pool_sized_for_bursts_costs_nothing_between_them
     pool.submit(lambda: done.append("again"))  # a new burst starts threads again
     wait_until(lambda: "again" in done)
     pool.shutdown()
+
+
+# --- the default number of threads ----------------------------------------------------------
+
+
+def test_the_default_concurrency_fits_the_database_and_the_setting_overrides_it(settings):
+    from django.db import connection
+
+    from django_cadence.engine.loop import Engine
+
+    expected = 4 if connection.vendor == "sqlite" else 16  # one writer at a time on SQLite
+    assert Engine(worker_id="w-default").concurrency == expected
+    settings.CADENCE_CONCURRENCY = 7
+    assert Engine(worker_id="w-set").concurrency == 7
+    assert Engine(worker_id="w-flag", concurrency=3).concurrency == 3

@@ -23,7 +23,6 @@ from django.db import DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
 from django_cadence import log_output, metrics, store
-from django_cadence.conf import cadence_settings
 from django_cadence.engine.loop import Engine
 from django_cadence.engine.workers import check_worker_id
 from django_cadence.ops.reconcile import reconcile_on_start
@@ -71,8 +70,8 @@ class Command(BaseCommand):
             "--concurrency",
             type=positive_int,
             default=None,
-            help=f"Tries run at once by this worker (default CADENCE_CONCURRENCY, "
-            f"{cadence_settings.CONCURRENCY}).",
+            help="Tries run at once by this worker (default CADENCE_CONCURRENCY, else 16, "
+            "or 4 on SQLite).",
         )
         parser.add_argument(
             "--once",
