@@ -484,9 +484,11 @@ def run_chaos(
     policies = {s.pk: s.overlap for s in schedules}
     executors = {s.pk: s.executor for s in schedules}
     logs = [child.log_path for child in fleet.all]
-    # Workers plan up to CADENCE_CLAIM_AHEAD past their last tick: occurrences that close to
-    # the stop may have a record, and need none.
-    record = checks.occurrence_record(schedules, stopped_at, cadence_settings.CLAIM_AHEAD)
+    # Workers plan up to CADENCE_CLAIM_AHEAD past their last tick, and the schedules' end_at
+    # commits a moment after ``stopped_at``: occurrences that close to the stop may have a
+    # record, and need none.
+    ahead = cadence_settings.CLAIM_AHEAD + timedelta(seconds=1)
+    record = checks.occurrence_record(schedules, stopped_at, ahead)
     history = checks.double_claims_in_history(attempts)
     log_claims = checks.double_claims_in_logs(logs)
     serial = checks.serial_overlaps(attempts, policies)

@@ -11,6 +11,7 @@ the attempt rows against each schedule's occurrences (invariants 1, 2 and 4 of
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -426,10 +427,14 @@ def occurrence_record(
         record.missed += len(span)
     record.twice = sorted(at for at, n in covered.items() if n > 1)
     record.gaps = sorted(set(expected) - set(covered))
+    # Planned ahead before the window closed: an ``end_at`` set at the window's end (the
+    # chaos run's) came after them, so they are counted without it.
+    spec = schedule.spec()
+    unbounded = dataclasses.replace(spec, end_at=None) if ahead else spec
     allowed = set(
         takewhile(
             lambda at: at <= window_end + ahead,
-            specs.occurrences(schedule.spec(), schedule.created_at),
+            specs.occurrences(unbounded, schedule.created_at),
         )
     )
     record.beyond = sorted(set(covered) - allowed)
