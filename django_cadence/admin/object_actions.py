@@ -180,11 +180,18 @@ class ObjectActionsAdmin(GuardedAdmin):
 
     # --- the bulk form -----------------------------------------------------------------------
 
-    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
-        """Django's actions, less the bulk forms whose permission the user does not hold."""
-        actions = super().get_actions(request)
+    def get_actions(self, request: HttpRequest, action_location: Any = None) -> dict[str, Any]:
+        """Django's actions, less the bulk forms whose permission the user does not hold.
+
+        ``action_location`` is Django 6.1's (where the actions are shown); Django 5.2 and 6.0
+        pass none, and get none passed on."""
+        if action_location is None:
+            actions = super().get_actions(request)
+        else:
+            actions = super().get_actions(request, action_location=action_location)  # type: ignore[call-arg]
         for name, entry in list(actions.items()):
-            func = entry[0] if entry else None
+            # An ``Action`` with ``func`` on Django 6.1, a (func, name, description) tuple before.
+            func = getattr(entry, "func", None) or (entry[0] if entry else None)
             if isinstance(func, BulkAction) and not operations.has_perm(
                 request, func.action.permission
             ):
