@@ -89,7 +89,12 @@ def start_tries(
 ) -> int:
     """pending -> running, for the claimed attempts: token ``batch + id``, one more try, a
     lease for ``worker``, started at ``now`` or, for a try claimed ahead of its ready time,
-    at that time; returns how many were still pending and started."""
+    at that time; returns how many it started.
+
+    Its guard is the claim's locking read of these pending rows, in the same transaction:
+    the statement names the rows by primary key only, since a condition on ``status`` lets
+    InnoDB find them through the status index and lock other workers' rows (a deadlock).
+    """
     connection, table, column = _names(using)
     store, adapt = store_of(using), connection.ops
     where, where_params = store.in_list(column("id"), ids)
@@ -101,7 +106,7 @@ def start_tries(
         f"{column('tries')} = {column('tries')} + 1, "
         f"{column('started_at')} = CASE WHEN {column('retry_at')} > %s "
         f"THEN {column('retry_at')} ELSE %s END, "
-        f"{column('cancel_requested')} = %s WHERE {where} AND {column('status')} = %s"
+        f"{column('cancel_requested')} = %s WHERE {where}"
     )
     params = [
         Status.RUNNING,
@@ -112,7 +117,6 @@ def start_tries(
         adapt.adapt_datetimefield_value(now),
         False,
         *where_params,
-        Status.PENDING,
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from django_cadence.engine import leases, outcomes, planner, recovery
@@ -58,22 +58,6 @@ def test_runner_claim_compiles_its_read_once_per_power_of_two_window(schedule_at
     windows = sorted(shape for _, _, shape in leases._CANDIDATES._compiled)
     assert windows == [8, 16, 32, 64]
     assert all(leases._window(slots) >= slots + 4 for slots in range(1, 200))
-
-
-def test_runner_claim_starts_only_the_attempts_still_pending(schedule_at, clock):
-    """Starting tries is guarded by pending: a chosen attempt that moved meanwhile (possible
-    only without row locks) is not started, and no claim is made for it."""
-    for _ in range(2):
-        schedule_at(interval=MINUTE, overlap="allow")
-    planner.plan_due(clock.advance(MINUTE))
-    with transaction.atomic():
-        chosen = leases._CANDIDATES.rows(connection.alias, 8, clock.now())
-        gone, kept = chosen
-        Attempt.objects.filter(pk=gone.id).to_cancelled(now=clock.now(), reason="cancelled")
-        claims = leases._start_tries(connection.alias, chosen, "w1", clock.now())
-    assert [c.attempt_id for c in claims] == [kept.id]
-    assert Attempt.objects.get(pk=gone.id).status == "cancelled"
-    assert Attempt.objects.get(pk=kept.id).claim_token == claims[0].token
 
 
 def test_runner_fencing_a_worker_that_lost_its_lease_changes_nothing(

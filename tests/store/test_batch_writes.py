@@ -158,24 +158,6 @@ def test_advancing_schedules_moves_their_slot_and_adds_to_their_counters(schedul
     assert untouched.next_run_at == clock.now() + SECOND * 60
 
 
-def test_starting_tries_moves_only_the_pending_rows(schedule_at, clock):
-    """The batch move pending -> running is guarded by the state it leaves."""
-    at = clock.now()
-    waiting, done = (
-        Attempt.objects.create(schedule=schedule_at(), occurrence_at=at, **fields)
-        for fields in ({"retry_at": at}, {"status": "cancelled", "finished_at": at})
-    )
-    lease = at + SECOND * 30
-    started = batch_writes.start_tries(
-        "default", [waiting.pk, done.pk], batch="b1", worker="w1", now=at, lease_until=lease
-    )
-    assert started == 1
-    waiting.refresh_from_db()
-    assert (waiting.status, waiting.claim_token, waiting.tries) == ("running", f"b1{waiting.pk}", 1)
-    assert (waiting.worker, waiting.started_at, waiting.lease_until) == ("w1", at, lease)
-    assert stored(done.schedule) == [model_to_dict(done, exclude=("id", "schedule", "created_at"))]
-
-
 def test_a_success_is_written_only_to_a_try_still_running_under_its_token(schedule_at, clock):
     """The batch move running -> succeeded: fenced by the token and guarded by the status."""
     at = clock.now()
