@@ -254,10 +254,9 @@ class Engine:
             next_ready = next_event.next_ready()
         if not flowing:
             next_lease = next_event.next_lease_end()
-        if next_due and not self._due.deferred(next_due):
-            candidates.append(self._ahead_of(next_due, now))
-        elif next_due:
-            candidates.append(next_due)  # left to plan on its instant
+        if next_due:  # a slot left to plan on its instant is not worth waking for earlier
+            deferred = self._due.deferred(next_due)
+            candidates.append(next_due if deferred else self._ahead_of(next_due, now))
         if next_ready:
             candidates.append(self._ahead_of(next_ready, now))
         if next_lease:

@@ -37,6 +37,30 @@ def wait_until(condition, timeout=5.0):
         time.sleep(0.005)
 
 
+def ticked_ahead(threaded_engine, clock, **options):
+    """An engine (two threads) that ticked 0.3 s before the next minute's instant: what is
+    due then is planned and claimed, waiting on its start timer."""
+    options.setdefault("concurrency", 2)
+    engine = threaded_engine(**options)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    return engine
+
+
+def running_now(schedule, clock):
+    """An attempt of ``schedule`` running since now, on another worker."""
+    return Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=clock.now(),
+        status=Status.RUNNING,
+        worker="w",
+        claim_token="t",
+        started_at=clock.now(),
+        lease_until=clock.now() + MINUTE,
+        tries=1,
+    )
+
+
 def recording(schedule_at, label="x", **fields):
     fields.setdefault("interval", MINUTE)
     return schedule_at(executor="tests.jobs.record_call", payload={"label": label}, **fields)
@@ -61,16 +85,7 @@ def test_the_planner_plans_an_occurrence_due_within_the_horizon_before_its_insta
 
 def test_the_planner_leaves_a_busy_serial_schedule_to_its_instant(schedule_at, clock):
     schedule = recording(schedule_at, overlap="skip_if_running")
-    Attempt.objects.create(
-        schedule=schedule,
-        occurrence_at=clock.now(),
-        status=Status.RUNNING,
-        worker="w",
-        claim_token="t",
-        started_at=clock.now(),
-        lease_until=clock.now() + MINUTE,
-        tries=1,
-    )
+    running_now(schedule, clock)
     due = schedule.next_run_at
     now = clock.advance(seconds=59.7)
     result = planner.plan_due(now, ahead_until=now + AHEAD)
@@ -85,16 +100,7 @@ def test_the_planner_leaves_a_busy_serial_schedule_to_its_instant(schedule_at, c
 
 def test_an_allow_schedule_is_planned_ahead_whatever_runs(schedule_at, clock):
     schedule = recording(schedule_at, overlap="allow")
-    Attempt.objects.create(
-        schedule=schedule,
-        occurrence_at=clock.now(),
-        status=Status.RUNNING,
-        worker="w",
-        claim_token="t",
-        started_at=clock.now(),
-        lease_until=clock.now() + MINUTE,
-        tries=1,
-    )
+    running_now(schedule, clock)
     now = clock.advance(seconds=59.7)
     assert planner.plan_due(now, ahead_until=now + AHEAD).deferred is None
     assert schedule.attempts.filter(status=Status.PENDING).count() == 1
@@ -129,6 +135,37 @@ def test_ready_and_ahead_slots_are_budgets_of_their_own(schedule_at, clock):
     assert claim.started_at == now
 
 
+def test_a_jittered_try_is_claimed_ahead_of_its_ready_time_not_of_its_occurrence(
+    schedule_at, clock
+):
+    schedule = recording(schedule_at, jitter=timedelta(seconds=20))
+    now = clock.advance(seconds=59.7)
+    planner.plan_due(now, ahead_until=now + AHEAD)
+    ready = schedule.attempts.get().retry_at
+    assert ready > schedule.next_run_at - MINUTE  # its jitter moved it past the occurrence
+    early = clock.advance(ready - AHEAD - timedelta(seconds=0.1) - now)
+    assert leases.claim(early, worker="w1", slots=0, ahead_until=early + AHEAD, ahead_slots=4) == []
+    close = clock.advance(seconds=0.2)
+    (claim,) = leases.claim(close, worker="w1", slots=0, ahead_until=close + AHEAD, ahead_slots=4)
+    assert claim.started_at == ready
+
+
+def test_a_manual_run_between_the_plan_and_the_instant_goes_first_and_nothing_is_skipped(
+    schedule_at, clock
+):
+    schedule = recording(schedule_at, overlap="skip_if_running")
+    due = schedule.next_run_at
+    now = clock.advance(seconds=59.7)
+    planner.plan_due(now, ahead_until=now + AHEAD)
+    manual = services.trigger(schedule, now=clock.advance(seconds=0.1))
+    later = clock.now()
+    claims = leases.claim(later, worker="w1", slots=4, ahead_until=later + AHEAD, ahead_slots=4)
+    # Invariant 5: one at a time, the earlier occurrence (the manual run) first.
+    assert [c.attempt_id for c in claims] == [manual.pk]
+    planned = schedule.attempts.get(occurrence_at=due)
+    assert planned.status == Status.PENDING  # decided at the plan: it waits, it is not skipped
+
+
 # --- the engine ---------------------------------------------------------------------------
 
 
@@ -136,9 +173,7 @@ def test_a_try_claimed_ahead_starts_when_the_clock_reaches_its_instant(
     schedule_at, clock, threaded_engine
 ):
     schedule = recording(schedule_at, label="on-time")
-    engine = threaded_engine(concurrency=2)
-    clock.advance(seconds=59.7)
-    engine.tick()
+    engine = ticked_ahead(threaded_engine, clock)
     attempt = schedule.attempts.get()
     assert attempt.status == Status.RUNNING  # claimed, leased, fenced: before its instant
     assert engine.tries.waiting() == 1
@@ -163,13 +198,24 @@ def test_the_engine_sleeps_until_the_horizon_before_the_next_instant(
     assert delay == pytest.approx(expected, abs=0.01)
 
 
+def test_a_worker_holds_at_most_its_rounds_of_tries_claimed_ahead(
+    schedule_at, clock, threaded_engine, monkeypatch
+):
+    from django_cadence.engine import loop
+
+    monkeypatch.setattr(loop, "AHEAD_ROUNDS", 1)
+    schedules = [recording(schedule_at, label=f"c{i}") for i in range(3)]
+    engine = ticked_ahead(threaded_engine, clock)
+    assert engine.tries.waiting() == 2  # one round of its two threads
+    statuses = sorted(s.attempts.get().status for s in schedules)
+    assert statuses == [Status.PENDING, Status.RUNNING, Status.RUNNING]
+
+
 def test_a_drain_hands_back_tries_waiting_for_their_instant_unstarted(
     schedule_at, clock, threaded_engine
 ):
     schedule = recording(schedule_at, label="never")
-    engine = threaded_engine(concurrency=2)
-    clock.advance(seconds=59.7)
-    engine.tick()
+    engine = ticked_ahead(threaded_engine, clock)
     engine._drain(grace=0)
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.tries) == (Status.PENDING, 0)
@@ -182,9 +228,7 @@ def test_a_try_taken_from_the_worker_before_its_instant_never_starts(
     schedule_at, clock, threaded_engine
 ):
     schedule = recording(schedule_at, label="taken")
-    engine = threaded_engine(concurrency=2)
-    clock.advance(seconds=59.7)
-    engine.tick()
+    engine = ticked_ahead(threaded_engine, clock)
     # Another worker recovered it (its lease expired): the token no longer matches.
     schedule.attempts.update(claim_token="someone-else")
     engine._renew(clock.now())
@@ -198,9 +242,7 @@ def test_a_pause_committed_after_the_claim_takes_effect_from_the_next_occurrence
     schedule_at, clock, threaded_engine
 ):
     schedule = recording(schedule_at, label="claimed")
-    engine = threaded_engine(concurrency=2)
-    clock.advance(seconds=59.7)
-    engine.tick()
+    engine = ticked_ahead(threaded_engine, clock)
     services.pause(schedule, "maintenance")
     clock.advance(seconds=0.3)
     # Claimed before the pause: it runs, as a try that had started would (invariant 6).
@@ -216,9 +258,7 @@ def test_a_try_cancelled_before_its_instant_never_starts_and_ends_cancelled(
     schedule_at, clock, threaded_engine
 ):
     schedule = recording(schedule_at, label="cancelled")
-    engine = threaded_engine(concurrency=2)
-    clock.advance(seconds=59.7)
-    engine.tick()
+    engine = ticked_ahead(threaded_engine, clock)
     attempt = schedule.attempts.get()
     services.cancel(attempt, now=clock.now())
     engine._renew(clock.now())  # the renewal learns of the request
@@ -278,9 +318,7 @@ def test_an_inline_engine_never_claims_ahead(schedule_at, clock, engine):
 def test_claim_ahead_zero_turns_it_off(schedule_at, clock, threaded_engine, settings):
     settings.CADENCE_CLAIM_AHEAD = 0
     schedule = recording(schedule_at)
-    engine = threaded_engine(concurrency=2)
-    clock.advance(seconds=59.7)
-    engine.tick()
+    ticked_ahead(threaded_engine, clock)
     assert schedule.attempts.count() == 0
 
 
@@ -292,9 +330,7 @@ def test_claiming_ahead_starts_the_threads_the_instant_will_need(
 ):
     for i in range(3):
         recording(schedule_at, label=f"t{i}")
-    engine = threaded_engine(concurrency=2)
-    clock.advance(seconds=59.7)
-    engine.tick()
+    engine = ticked_ahead(threaded_engine, clock)
     assert engine.tries.waiting() == 3
     wait_until(lambda: engine.tries._pool.threads == 2)  # capped at --concurrency
     assert jobs.CALLS == []
