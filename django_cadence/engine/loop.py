@@ -72,6 +72,8 @@ class Engine:
         self.ahead = timedelta(0) if inline else cadence_settings.CLAIM_AHEAD
         self.claiming = True
         self.due_by: datetime | None = None  # --once: only what was due when it started
+        # How far ahead the last tick planned and claimed; None when it does not (``_ahead_of``).
+        self._horizon: datetime | None = None
         self.claimed_last_tick = 0
         self._wake = threading.Event()  # a try finished, or a notice came: tick now
         self._lost_workers = LostWorkerWatch(self.worker_id, using)
@@ -129,6 +131,7 @@ class Engine:
         due_by = min(now, self.due_by) if self.due_by else now
         # --once runs only what was due when it started: nothing ahead.
         ahead_until = due_by + self.ahead if self.ahead and self.due_by is None else None
+        self._horizon = ahead_until
         plan = self._due.must_plan(due_by, ahead_until or due_by)
         deferred: datetime | None = None
         while True:
@@ -279,10 +282,15 @@ class Engine:
         return max(0.0, (earliest - self.clock.now()).total_seconds())
 
     def _ahead_of(self, at: datetime, now: datetime) -> datetime:
-        """When to plan or claim what is due at ``at``: the claim-ahead horizon before it,
-        or at ``at`` itself once that is past (what is left then waits for its instant)."""
+        """When to plan or claim what is due at ``at``: the claim-ahead horizon before it;
+        once that is past, now if the last tick's horizon fell short of ``at`` (it woke a
+        moment before the horizon reached it, and took longer than that moment), else at
+        ``at`` itself (what that tick left, beyond a budget, waits for its instant)."""
         early = at - self.ahead
-        return early if early > now else at
+        if early > now:
+            return early
+        missed = self.claiming and self._horizon is not None and at > self._horizon
+        return now if missed else at
 
     # --- the loop ------------------------------------------------------------------------
 

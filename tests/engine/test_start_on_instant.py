@@ -198,6 +198,49 @@ def test_the_engine_sleeps_until_the_horizon_before_the_next_instant(
     assert delay == pytest.approx(expected, abs=0.01)
 
 
+def test_an_engine_that_woke_a_moment_before_the_horizon_plans_ahead_after_its_tick(
+    schedule_at, clock, threaded_engine
+):
+    """Woken 1 ms before the horizon reaches the instant (its sleep ended a hair early by
+    the engine clock), the tick plans nothing, and the tick itself takes 2 ms: the engine
+    must tick again at once, not sleep until the instant and plan it then."""
+    from django.db import connection
+
+    def slow_query(execute, *args):
+        clock.advance(microseconds=500)
+        return execute(*args)
+
+    schedule = recording(schedule_at)
+    due = schedule.next_run_at
+    engine = threaded_engine(concurrency=2, max_tick=300)
+    engine.tick()  # a minute before: it sleeps until the horizon reaches the instant
+    clock.advance(seconds=59.5 - 0.001)
+    with connection.execute_wrapper(slow_query):
+        delay = engine.tick()
+    assert schedule.attempts.count() == 0  # the horizon fell 1 ms short of the instant
+    assert clock.now() < due - AHEAD + timedelta(milliseconds=5)
+    assert delay == 0
+    engine.tick()
+    attempt = schedule.attempts.get()
+    assert (attempt.status, attempt.started_at) == (Status.RUNNING, due)  # claimed ahead
+    assert engine.tries.waiting() == 1
+
+
+def test_a_try_left_beyond_the_ahead_budget_waits_for_its_instant_without_spinning(
+    schedule_at, clock, threaded_engine, monkeypatch
+):
+    from django_cadence.engine import loop
+
+    monkeypatch.setattr(loop, "AHEAD_ROUNDS", 1)
+    schedules = [recording(schedule_at, label=f"b{i}") for i in range(3)]
+    engine = threaded_engine(concurrency=2, max_tick=300)
+    clock.advance(seconds=59.7)
+    engine.tick()
+    assert sum(s.attempts.filter(status=Status.PENDING).count() for s in schedules) == 1
+    delay = engine.tick()  # the third waits for a slot on its instant
+    assert delay == pytest.approx(0.3, abs=0.01)
+
+
 def test_a_worker_holds_at_most_its_rounds_of_tries_claimed_ahead(
     schedule_at, clock, threaded_engine, monkeypatch
 ):
