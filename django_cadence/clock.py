@@ -39,10 +39,23 @@ class DatabaseClock:
     Between readings the local monotonic clock measures the time elapsed since the last one:
     a busy engine asks for *now* several times a tick, and a round trip for each would cost
     more than the tick's real work. Monotonic time never jumps with the host's wall clock,
-    and its drift over a few seconds is microseconds, so hosts still agree on *now* through
-    the database. The elapsed time is counted from the end of the reading's round trip,
-    so an estimate is never ahead of the server (invariant 6: never early).
+    and its drift over a few seconds is at most a millisecond, so hosts still agree on *now*
+    through the database.
+
+    A reading is a lower bound of the server's time at the end of its round trip, stale by up
+    to the round trip, which a busy interpreter can stretch to milliseconds. The estimate
+    kept is the tighter of two lower bounds: the new reading, or the previous estimate carried
+    forward at the slowest rate the two clocks can differ by (``MAX_DRIFT``), so that carrying
+    it from reading to reading never adds up drift. So the estimate is never ahead of the
+    server (invariant 6: never early), and one slow reading does not set every start behind by
+    its delay until the next. A previous estimate beyond the new reading's round trip means
+    the server's clock was set back: the reading is taken.
     """
+
+    # How much faster than the server's clock the monotonic clock may run, per second: well
+    # above the drift of a crystal (tens of parts per million) and of a clock kept by NTP.
+    MAX_DRIFT = 200e-6
+    CARRY_RATE = 1 - MAX_DRIFT  # an estimate carried past a reading counts seconds so
 
     def __init__(self, using: str | None = None, resync: float = 5.0) -> None:
         self.using = using or store.alias()
@@ -59,9 +72,16 @@ class DatabaseClock:
         return synced[1] + timedelta(seconds=elapsed)
 
     def sync(self) -> datetime:
-        """Read the server's clock now (one query) and measure from this reading."""
+        """Read the server's clock now (one query) and keep the tighter estimate."""
+        sent = time.monotonic()
         value = self.read()
-        self._synced = (time.monotonic(), value)
+        received = time.monotonic()
+        previous = self._synced
+        if previous is not None:
+            carried = previous[1] + timedelta(seconds=(received - previous[0]) * self.CARRY_RATE)
+            if value < carried <= value + timedelta(seconds=received - sent):
+                value = carried
+        self._synced = (received, value)
         return value
 
     def read(self) -> datetime:

@@ -179,6 +179,70 @@ def test_the_database_clock_reads_the_server_once_per_resync_window(monkeypatch)
     assert len(after) == server_query
 
 
+class ScriptedServer:
+    """A server clock and a fake monotonic clock for ``DatabaseClock``: each reading takes
+    ``round_trip`` seconds, and the server reads its clock ``stale`` seconds before the
+    reading comes back (the interpreter was busy), at ``rate`` server seconds per second."""
+
+    def __init__(self, monkeypatch, clock: DatabaseClock) -> None:
+        self.monotonic = 1000.0
+        self.server = datetime(2026, 1, 1, tzinfo=UTC)
+        self.round_trip = 0.0002
+        self.stale = 0.0
+        self.rate = 1.0
+        monkeypatch.setattr(django_cadence.clock.time, "monotonic", lambda: self.monotonic)
+        monkeypatch.setattr(clock, "read", self.read)
+
+    def advance(self, seconds: float) -> None:
+        self.monotonic += seconds
+        self.server += timedelta(seconds=seconds * self.rate)
+
+    def read(self) -> datetime:
+        self.advance(self.round_trip)
+        return self.server - timedelta(seconds=self.stale * self.rate)
+
+
+def test_a_reading_delayed_by_a_busy_interpreter_does_not_set_the_clock_back(monkeypatch):
+    """A reading that came back 20 ms late is a looser bound than the estimate carried from
+    the previous one: every start until the next reading would be 20 ms late."""
+    clock = DatabaseClock(resync=5.0)
+    server = ScriptedServer(monkeypatch, clock)
+    clock.now()
+    server.advance(5.0)
+    server.round_trip, server.stale = 0.02, 0.02
+    estimate = clock.now()  # a new reading, 20 ms stale
+    assert estimate <= server.server
+    assert server.server - estimate < timedelta(milliseconds=2)
+
+
+def test_a_server_clock_set_back_is_followed_at_the_next_reading(monkeypatch):
+    clock = DatabaseClock(resync=5.0)
+    server = ScriptedServer(monkeypatch, clock)
+    clock.now()
+    server.advance(5.0)
+    server.server -= timedelta(seconds=3)  # the server's clock is stepped back
+    assert clock.now() == server.server
+    server.advance(5.0)
+    server.server += timedelta(seconds=60)  # and forward
+    assert clock.now() == server.server
+
+
+def test_an_estimate_carried_from_reading_to_reading_adds_up_no_drift(monkeypatch):
+    """Carried over a hundred readings from the first (all later ones stale), against a
+    server clock 150 parts per million slower than the monotonic clock: never ahead by more
+    than one window's drift (under a millisecond), however long it is carried."""
+    clock = DatabaseClock(resync=5.0)
+    server = ScriptedServer(monkeypatch, clock)
+    server.rate = 1 - 150e-6
+    clock.now()
+    server.round_trip, server.stale = 0.02, 0.005
+    window_drift = timedelta(seconds=5.0 * 150e-6)
+    for _ in range(400):
+        server.advance(1.25)
+        assert clock.now() <= server.server + window_drift
+    assert server.server - clock.now() < timedelta(milliseconds=6)
+
+
 def test_the_database_clock_estimate_is_never_ahead_of_the_server():
     clock = DatabaseClock(resync=60.0)
     clock.now()
