@@ -44,6 +44,7 @@ class Claim:
     history: list[dict[str, Any]]
     pause_after_failures: int | None
     cancel_event: threading.Event = field(default_factory=threading.Event)
+    _context: calling.AttemptContext | None = field(default=None, init=False, repr=False)
 
     @property
     def deadline(self) -> datetime:
@@ -54,16 +55,20 @@ class Claim:
         return calling.idempotency_key(self.schedule_id, self.occurrence_at, self.trigger)
 
     def context(self) -> calling.AttemptContext:
-        return calling.AttemptContext(
-            attempt_id=self.attempt_id,
-            schedule_name=self.schedule_name,
-            occurrence_at=self.occurrence_at,
-            try_number=self.tries,
-            idempotency_key=self.idempotency_key,
-            deadline=self.deadline,
-            cancel_event=self.cancel_event,
-            mark=uncertainty.marker(self.attempt_id, self.token),
-        )
+        """What the job receives, built once: a try claimed ahead has it built before its
+        instant, so its thread starts the job sooner."""
+        if self._context is None:
+            self._context = calling.AttemptContext(
+                attempt_id=self.attempt_id,
+                schedule_name=self.schedule_name,
+                occurrence_at=self.occurrence_at,
+                try_number=self.tries,
+                idempotency_key=self.idempotency_key,
+                deadline=self.deadline,
+                cancel_event=self.cancel_event,
+                mark=uncertainty.marker(self.attempt_id, self.token),
+            )
+        return self._context
 
     def event(self) -> dict[str, Any]:
         """The fields every attempt signal carries."""

@@ -160,6 +160,7 @@ class HeldTries:
             self._finished(claim, run_try(claim, self.clock.now))
             return
         if claim.started_at > self.clock.now():
+            claim.context()  # built now rather than on the instant
             held.waiting = True
             self.timer.add(claim.started_at, held)
             self._pool.warm(len(self.timer), _connect)
