@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from datetime import UTC, datetime
 
@@ -21,8 +22,9 @@ def record(context) -> None:
     same statement goes through Django's connection.
     """
     started_at = datetime.now(UTC)
-    if connection.vendor == "postgresql":
-        peer_job.record(_dsn(), context.schedule_name, context.occurrence_at, started_at)
+    dsn = _postgresql_dsn()
+    if dsn is not None:
+        peer_job.record(dsn, context.schedule_name, context.occurrence_at, started_at)
         return
     adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
@@ -33,7 +35,13 @@ def record(context) -> None:
         )
 
 
-def _dsn() -> str:
+@functools.cache
+def _postgresql_dsn() -> str | None:
+    """The peers' connection string on PostgreSQL, read once: the peers' job body takes it
+    as an argument, so a lookup through Django's connection on every call would cost only
+    this system; None on other databases."""
+    if connection.vendor != "postgresql":
+        return None
     settings = connection.settings_dict
     return (
         f"host={settings['HOST']} port={settings['PORT']} user={settings['USER']} "
