@@ -37,10 +37,10 @@ QUEUE_MAX_WAIT = 1.0
 # --- starting ahead of the due instant (tries, leases) ------------------------------------
 
 # Tries claimed ahead of their instant that one worker may hold, in rounds of ``concurrency``
-# (1,024 with the default 16 threads): enough for a burst of a thousand to be claimed before
+# (1,024 with the default 8 threads): enough for a burst of a thousand to be claimed before
 # its instant. A try that then waits ``QUEUE_MAX_WAIT`` for a thread is handed back, so a
 # burst of long tries claimed by one worker of a fleet reaches the others within a second.
-AHEAD_ROUNDS = 64
+AHEAD_ROUNDS = 128
 # The start timer re-reads the engine clock at least this often (seconds), so a clock that
 # was stepped (the fake clock of the tests, a resync of the database clock) is followed.
 START_TIMER_STEP = 0.1

@@ -57,8 +57,8 @@ class Store:
     #: Another connection can commit while one holds an open write transaction.
     has_concurrent_writes: ClassVar[bool] = True
     # Try threads per worker unless CADENCE_CONCURRENCY says otherwise (docs/design.md, "The
-    # engine"): enough for a burst's commits to keep the server busy.
-    default_concurrency: ClassVar[int] = 16
+    # engine"): enough to keep one interpreter busy with short tries that wait on commits.
+    default_concurrency: ClassVar[int] = 8
     #: The migrating user may create a trigger that refuses raw SQL changing an attempt's
     #: identity (invariant 7). Not MariaDB/MySQL: with binary logging on (every managed
     #: service) creating one needs ``SUPER`` or ``log_bin_trust_function_creators``.

@@ -412,7 +412,7 @@ def test_the_default_concurrency_fits_the_database_and_the_setting_overrides_it(
 
     from django_cadence.engine.loop import Engine
 
-    expected = 4 if connection.vendor == "sqlite" else 16  # one writer at a time on SQLite
+    expected = 4 if connection.vendor == "sqlite" else 8  # one writer at a time on SQLite
     assert Engine(worker_id="w-default").concurrency == expected
     settings.CADENCE_CONCURRENCY = 7
     assert Engine(worker_id="w-set").concurrency == 7
