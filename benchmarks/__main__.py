@@ -4,6 +4,7 @@
                              [--concurrency C] [--quick] [--profile] [--phases]
     python -m benchmarks compare W1 W2 W3 [--quick] [--peers apscheduler,procrastinate,...]
     python -m benchmarks peers [--setup]
+    python -m benchmarks floor
     python -m benchmarks admin [--db postgresql|mysql|sqlite] [--sizes 10000,1000000] [--repeat N]
     python -m benchmarks recovery [--db postgresql|mysql|sqlite] [--kills 20] [--database NAME]
 
@@ -166,6 +167,7 @@ def main(argv: list[str] | None = None) -> None:
         help="ours: default CADENCE_CONCURRENCY; the peers: 8 threads",
     )
     cmp.add_argument("--peers", default=None, help="comma-separated subset of the peers")
+    sub.add_parser("floor", help="W2's floor: its job bodies on bare threads (PostgreSQL)")
     peers = sub.add_parser("peers", help="list the peers; --setup makes their virtualenvs")
     peers.add_argument("--setup", action="store_true")
     adm = sub.add_parser("admin", help="admin page times with 10^4 and 10^6 attempts")
@@ -178,7 +180,12 @@ def main(argv: list[str] | None = None) -> None:
     rec.add_argument("--database", default="cadence_recovery", help="made afresh")
     args = parser.parse_args(argv)
 
-    if args.command == "recovery":
+    if args.command == "floor":
+        _setup_django("postgresql")
+        from .floor import main as floor
+
+        floor()
+    elif args.command == "recovery":
         from .recovery import main as recovery
 
         recovery(["--db", args.db, "--kills", str(args.kills), "--database", args.database])

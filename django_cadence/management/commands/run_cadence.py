@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -119,6 +120,10 @@ def start_up(engine: Engine) -> None:
     reconcile_on_start(engine.clock, holder=engine.worker_id, using=engine.using)
     with contextlib.suppress(DatabaseError):
         logger.info(schedules_summary())
+    # What is loaded by now (Django, the apps, the jobs' modules) lives as long as the worker:
+    # kept out of the collector's full passes, each of which would otherwise walk all of it
+    # (some 20 ms, a pause in whatever burst it lands in).
+    gc.freeze()
 
 
 def _refuse_unmigrated_database() -> None:
