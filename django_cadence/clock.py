@@ -1,8 +1,9 @@
 """Where the engine's *now* comes from.
 
-Only the engine reads a clock; every decision takes ``now`` as an argument. On PostgreSQL and
-MariaDB the database server is the clock, so workers on hosts with skewed clocks agree on
-what is due; on SQLite (one engine, one host) the local clock is the clock.
+The engine, the services, the admin and the commands read it here, and every decision takes
+``now`` as an argument. On PostgreSQL and MariaDB the database server is the clock, so
+workers and web hosts with skewed clocks agree on what is due; on SQLite (one engine, one
+host) the local clock is the clock.
 """
 
 from __future__ import annotations
