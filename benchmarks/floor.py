@@ -82,6 +82,7 @@ def run(dsn: str) -> dict[str, Any]:
         "title": f"W2's floor: {STARTS} job bodies on bare threads, {ROUNDS} rounds each",
         "system": "bare-threads",
         "db": "postgresql",
+        "engine_revision": "none (no scheduler)",
         "rows": rows,
     }
 
