@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -62,18 +63,34 @@ class DatabaseClock:
         self.using = using or store.alias()
         self.resync = resync
         self._synced: tuple[float, datetime] | None = None  # (monotonic, server instant)
+        self._syncing = threading.Lock()  # held while a thread reads the server's clock
 
     def now(self) -> datetime:
         synced = self._synced
-        if synced is None:
-            return self.sync()
-        elapsed = time.monotonic() - synced[0]
-        if not 0 <= elapsed < self.resync:
-            return self.sync()
-        return synced[1] + timedelta(seconds=elapsed)
+        if synced is not None:
+            elapsed = time.monotonic() - synced[0]
+            # While another thread reads the server's clock, the others carry the estimate
+            # (for one more window at most) rather than queue a round trip each behind it: a
+            # burst of tries would otherwise all read it at once.
+            syncing = elapsed < 2 * self.resync and self._syncing.locked()
+            if elapsed >= 0 and (elapsed < self.resync or syncing):
+                return synced[1] + timedelta(seconds=elapsed)
+        return self.sync()
+
+    def refresh(self, within: float) -> None:
+        """Read the server's clock now if the reading would expire within ``within`` seconds:
+        the engine's thread calls it each tick, so the start timer and the try threads do
+        not pay the round trip on an instant."""
+        synced = self._synced
+        if synced is None or time.monotonic() - synced[0] >= self.resync - within:
+            self.sync()
 
     def sync(self) -> datetime:
         """Read the server's clock now (one query) and keep the tighter estimate."""
+        with self._syncing:
+            return self._sync()
+
+    def _sync(self) -> datetime:
         sent = time.monotonic()
         value = self.read()
         received = time.monotonic()

@@ -11,7 +11,8 @@ the change is committed, with keyword arguments only:
 - ``occurrence_missed``: ``schedule, first, last, count``
 - ``schedule_paused``: ``schedule, reason``
 - ``schedule_overdue`` (``sender=Schedule``): ``schedule, last_success_at, overdue_since``;
-  once per overdue spell, by the engine within ``engine.tuning.OVERDUE_PROBE`` of its start
+  once per overdue spell, by the engine within two ``engine.tuning.OVERDUE_PROBE`` of its
+  start (the probe waits for a tick when no try is about to start)
 
 ``schedule`` is the schedule's name. Receivers run in the engine's threads: keep them quick.
 The app sends through :func:`send`: a receiver that raises is logged with its traceback, the

@@ -243,6 +243,53 @@ def test_an_estimate_carried_from_reading_to_reading_adds_up_no_drift(monkeypatc
     assert server.server - clock.now() < timedelta(milliseconds=6)
 
 
+def test_while_one_thread_reads_the_server_clock_the_others_carry_the_estimate(monkeypatch):
+    """A burst of try threads past the reading's window would each read the server's clock,
+    one behind the other: one reads, the rest go on with the estimate meanwhile."""
+    clock = DatabaseClock(resync=5.0)
+    server = ScriptedServer(monkeypatch, clock)
+    clock.now()
+    server.advance(5.5)
+    reads = []
+    reading, release = threading.Event(), threading.Event()
+    scripted_read = server.read
+
+    def slow_read():
+        reads.append(threading.current_thread().name)
+        reading.set()
+        release.wait(5)
+        return scripted_read()
+
+    monkeypatch.setattr(clock, "read", slow_read)
+    reader = threading.Thread(target=clock.now, name="reader")
+    reader.start()
+    assert reading.wait(5)
+    carried = clock.now()  # from this thread, while the reader waits on the server
+    assert reads == ["reader"]
+    assert abs(server.server - carried) < timedelta(microseconds=2)  # carried 5.5 s
+    release.set()
+    reader.join(5)
+    assert clock.now() >= carried
+    assert reads == ["reader"]
+
+
+def test_the_engine_refresh_reads_the_server_clock_only_near_the_end_of_the_window(
+    monkeypatch,
+):
+    clock = DatabaseClock(resync=5.0)
+    server = ScriptedServer(monkeypatch, clock)
+    reads = []
+    scripted_read = server.read
+    monkeypatch.setattr(clock, "read", lambda: reads.append(1) or scripted_read())
+    clock.refresh(within=1.0)  # never read yet
+    server.advance(3.5)
+    clock.refresh(within=1.0)
+    assert len(reads) == 1
+    server.advance(0.6)  # 4.1 s old: it would expire within the second
+    clock.refresh(within=1.0)
+    assert len(reads) == 2
+
+
 def test_the_database_clock_estimate_is_never_ahead_of_the_server():
     clock = DatabaseClock(resync=60.0)
     clock.now()

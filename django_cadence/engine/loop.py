@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from django.db import DatabaseError, reset_queries
 
 from .. import store
-from ..clock import Clock, default_clock, log_clock_skew
+from ..clock import Clock, DatabaseClock, default_clock, log_clock_skew
 from ..conf import cadence_settings
 from ..executors.payloads import log_value
 from . import leases, next_event, planner, stuck, workers
@@ -32,7 +32,7 @@ from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
 from .tries import HeldTries
-from .tuning import AHEAD_ROUNDS, FINISH_WINDOW, PAUSE, QUEUE_HOLD
+from .tuning import AHEAD_ROUNDS, CLOCK_REFRESH, FINISH_WINDOW, PAUSE, QUEUE_HOLD
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -98,6 +98,8 @@ class Engine:
     def tick(self) -> float:
         """One pass of the engine; returns the seconds it may sleep before the next."""
         reset_queries()
+        if isinstance(self.clock, DatabaseClock):
+            self.clock.refresh(within=CLOCK_REFRESH)
         now = self.clock.now()
         self._renew_after_a_pause()
         self._record_finished_tries()
@@ -127,7 +129,8 @@ class Engine:
 
     def _plan_and_claim(self, now: datetime) -> None:
         """Plan what is due, or due within the claim-ahead horizon (in batches on a
-        backlog), and claim and start what is ready."""
+        backlog), claim and start what is ready, then look for overdue schedules (at a quiet
+        moment: ``OverdueWatch``)."""
         due_by = min(now, self.due_by) if self.due_by else now
         # --once runs only what was due when it started: nothing ahead.
         ahead_until = due_by + self.ahead if self.ahead and self.due_by is None else None
@@ -147,7 +150,8 @@ class Engine:
                 break
         if plan:
             self._due.planned(deferred)
-        self._overdue.probe(now)
+        now = self.clock.now()
+        self._overdue.probe(now, self.tries.idle_until(now))
         if self.inline:
             self.tries.record_finished()
 

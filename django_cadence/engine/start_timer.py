@@ -2,8 +2,8 @@
 
 A try claimed before its start time (``CADENCE_CLAIM_AHEAD``, docs/design.md "The engine")
 waits here. One thread sleeps until the earliest start and hands every try whose start has
-come to ``launch``. The instant is read from the engine clock, which is never ahead of the
-database server's (invariant 6: never early), and re-read at least every
+come to ``launch``, all at once. The instant is read from the engine clock, which is never
+ahead of the database server's (invariant 6: never early), and re-read at least every
 ``START_TIMER_STEP`` so a stepped clock is followed.
 """
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 class StartTimer(Generic[T]):
     """Items to launch at their instants, on one thread started on first use."""
 
-    def __init__(self, clock: Clock, launch: Callable[[T], None]) -> None:
+    def __init__(self, clock: Clock, launch: Callable[[list[T]], None]) -> None:
         self.clock = clock
         self.launch = launch
         self._heap: list[tuple[datetime, int, T]] = []
@@ -49,6 +49,14 @@ class StartTimer(Generic[T]):
                 )
                 self._thread.start()
             self._cond.notify()
+
+    def next_start(self) -> datetime | None:
+        """The earliest instant an item waits for (None when none waits)."""
+        with self._cond:
+            if not self._removed:
+                return self._heap[0][0] if self._heap else None
+            waiting = (at for at, _, item in self._heap if id(item) not in self._removed)
+            return min(waiting, default=None)
 
     def discard(self, item: T) -> bool:
         """Take ``item`` back before its instant; False if it was launched (or never added)."""
@@ -97,5 +105,4 @@ class StartTimer(Generic[T]):
                         left = (self._heap[0][0] - self.clock.now()).total_seconds()
                         wait = min(wait, max(left, 0.0))
                     self._cond.wait(wait if self._heap else None)
-            for item in due:
-                self.launch(item)
+            self.launch(due)

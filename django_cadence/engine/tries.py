@@ -9,12 +9,13 @@ together are written in one statement.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import DatabaseError, connections
@@ -39,7 +40,9 @@ class Held:
     """One claimed try, from its claim until its outcome is written."""
 
     claim: Claim
-    done: threading.Event | None = None  # set when its thread has returned
+    # Set when its thread has returned; made with the claim, so a burst does not pay for it.
+    done: threading.Event = field(default_factory=threading.Event)
+    launched: bool = False  # handed to a thread, or queued for one (its instant has come)
     queued_at: float | None = None  # monotonic; set while it waits for a thread
     returned: bool = False  # its thread is done with it (set under the queue lock)
     abandoned: bool = False  # timed out on its thread, which is now stuck (``stuck``)
@@ -80,7 +83,7 @@ class HeldTries:
         self._pool = TryPool(concurrency)
         self.stuck = StuckThreads()  # threads whose try timed out and never returned
         # Claimed ahead of their instant: started by this timer when it comes.
-        self.timer: StartTimer[Held] = StartTimer(clock, self._launch)
+        self.timer: StartTimer[Held] = StartTimer(clock, self._launch_all)
 
     def __len__(self) -> int:
         return len(self.held)
@@ -110,6 +113,13 @@ class HeldTries:
     def due(self) -> int:
         """Tries held whose instant has come: running, queued for a thread, or unrecorded."""
         return len(self.held) - len(self.timer)
+
+    def idle_until(self, now: datetime) -> datetime | None:
+        """Until when this worker has no try to run: ``now`` while one is due, else the
+        instant of the first claimed ahead (None: it holds none)."""
+        if self.due():
+            return now
+        return self.timer.next_start()
 
     def close(self) -> None:
         """Stop the try threads that are idle (and close their database connections).
@@ -165,21 +175,26 @@ class HeldTries:
             self.timer.add(claim.started_at, held)
             self._pool.warm(len(self.timer), _connect)
             return
-        self._launch(held)
+        self._launch_all([held])
 
-    def _launch(self, held: Held) -> None:
-        """Run a try whose instant has come on a free thread, or queue it for one."""
-        held.waiting = False
-        held.done = threading.Event()
+    def _launch_all(self, due: list[Held]) -> None:
+        """Run tries whose instant has come on the free threads and queue the rest for them,
+        in one step: a burst's first try does not wait while the others are handed out (the
+        thread handing them out holds the interpreter until it is done)."""
+        for held in due:
+            held.waiting = False
+            held.launched = True
         with self._queue_lock:
-            start_now = self.busy < self.concurrency
-            if start_now:
-                self.busy += 1
-            else:
-                held.queued_at = time.monotonic()
-                self.queued.append(held)
-        if start_now:
-            self._pool.submit(lambda: self._run_in_thread(held))
+            free = max(0, self.concurrency - self.busy)
+            starting, waiting = due[:free], due[free:]
+            self.busy += len(starting)
+            if waiting:
+                queued_at = time.monotonic()
+                for held in waiting:
+                    held.queued_at = queued_at
+                self.queued.extend(waiting)
+        for held in starting:
+            self._pool.submit(functools.partial(self._run_in_thread, held))
 
     def _run_in_thread(self, held: Held) -> None:
         """Run a try, then every queued one while there are any (``capacity``)."""
@@ -211,8 +226,7 @@ class HeldTries:
                 self._note_runtime(time.monotonic() - started)
             self._finished(claim, result)
         finally:
-            if held.done:
-                held.done.set()
+            held.done.set()
 
     def _started(self, claim: Claim) -> None:
         """Announce a try's start (``attempt_started``, "attempt started"), from its thread;
@@ -257,8 +271,8 @@ class HeldTries:
             with self._queue_lock:
                 if any(waiting is held for waiting in self.queued):
                     self.queued = deque(w for w in self.queued if w is not held)
-                    held.done = None  # never started: nothing runs
-            if held.done is not None and not held.done.is_set():
+                    held.launched = False  # never started: nothing runs
+            if held.launched and not held.done.is_set():
                 self.lost[token] = held
             logger.warning(
                 "attempt lost id=%s schedule=%s try=%s: %s; stopping it, its result will not "
@@ -272,7 +286,7 @@ class HeldTries:
     def running_here(self) -> leases.Busy:
         """The attempts, and schedules, that this worker's threads may still be running."""
         for token, held in list(self.lost.items()):
-            if held.done is None or held.done.is_set():
+            if not held.launched or held.done.is_set():
                 del self.lost[token]
         running = [held.claim for held in (*self.held.values(), *self.lost.values())]
         return leases.Busy({c.attempt_id for c in running}, {c.schedule_id for c in running})

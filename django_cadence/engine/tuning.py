@@ -23,6 +23,11 @@ PAUSE = 1.0
 # How old the reading of the next due instant may be while work flows and it is reused.
 NEXT_DUE_MAX_AGE = timedelta(seconds=1)
 
+# Each tick, the engine's thread reads the database server's clock if the last reading would
+# expire (``DatabaseClock.resync``, 5 s) within this many seconds, so the start timer and the
+# try threads, which read the clock on an instant, find a reading that is still valid.
+CLOCK_REFRESH = 1.0
+
 # --- queueing tries for threads (tries) ----------------------------------------------------
 
 # While the tries' average run time is under QUEUE_MAX_RUNTIME seconds, a worker holds more
@@ -72,6 +77,11 @@ RECONNECT_BACKOFF_IDLE = 10.0
 # How often the engine looks for schedules newly overdue (``max_silence``): an alert within
 # half a minute, for one indexed read.
 OVERDUE_PROBE = timedelta(seconds=30)
+# The probe reads and judges every schedule that may be overdue, which takes the engine's
+# thread (and the interpreter) for up to a millisecond per active schedule: it waits for a
+# moment when no try of this worker runs or starts within twice its last duration, and at
+# least this long (seconds); past one more OVERDUE_PROBE it runs anyway.
+OVERDUE_QUIET = 0.1
 
 # --- stuck threads (stuck) -----------------------------------------------------------------
 
