@@ -88,7 +88,7 @@ class Engine:
         self._next_heartbeat: datetime | None = None
         self._renewed_at = time.monotonic()  # the last lease renewal, on the monotonic clock
         self._due = next_event.DueWatch()
-        self._overdue = OverdueWatch()
+        self.overdue = OverdueWatch(inline=inline)
         self._registered = False
         self.unhealthy: str | None = None  # why this worker must be replaced, once it must
         self._stuck_reported = 0
@@ -151,7 +151,7 @@ class Engine:
         if plan:
             self._due.planned(deferred)
         now = self.clock.now()
-        self._overdue.probe(now, self.tries.idle_until(now))
+        self.overdue.probe(now, self.tries.idle_until(now))
         if self.inline:
             self.tries.record_finished()
 
@@ -299,8 +299,10 @@ class Engine:
     # --- the loop ------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the try threads that are idle (and close their database connections)."""
+        """Stop the try threads that are idle (and close their database connections), and
+        let an overdue probe under way finish."""
         self.tries.close()
+        self.overdue.close()
 
     @property
     def in_flight(self) -> int:
