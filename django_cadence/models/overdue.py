@@ -83,9 +83,13 @@ def may_be_overdue(now: datetime) -> Q:
     enabling) cannot be overdue: its deadline is at least the second occurrence after that,
     and the first is its next run. So the engine's probe reads an idle schedule by index and
     computes nothing of its rule.
+
+    A schedule that never ran fails the first test outright, not as SQL's unknown, so the
+    server never looks up its last success: ``NULL AND x`` must still evaluate ``x``.
     """
     planned_since = (
-        Q(last_run_at__gt=F("created_at"))
+        Q(last_run_at__isnull=False)
+        & Q(last_run_at__gt=F("created_at"))
         & (Q(enabled_at__isnull=True) | Q(last_run_at__gt=F("enabled_at")))
         & (Q(last_success_at__isnull=True) | Q(last_run_at__gt=F("last_success_at")))
     )
