@@ -123,8 +123,9 @@ def test_a_try_waiting_too_long_for_a_thread_is_handed_back(
     assert all((a.tries, a.claim_token, a.lease_until) == (0, None, None) for a in handed_back)
     gate.set()
     wait_for_threads(engine)
-    engine.tick()
-    assert len(jobs.CALLS) == 2  # the handed-back tries never ran here
+    # The handed-back tries never ran here (the next tick may claim them again, as any
+    # worker may: that is a new claim).
+    assert len(jobs.CALLS) == 2
 
 
 def test_shutdown_hands_back_tries_claimed_ahead_at_once(schedule_at, clock, threaded_engine, gate):
