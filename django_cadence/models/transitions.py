@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
-from django.db.models import F
+from django.db.models import Case, F, Value, When
 
 from .choices import Status
 
@@ -71,6 +71,14 @@ class AttemptTransitions(_Base):
         """The one row a worker may still write: its attempt, running under its token."""
         return self.filter(pk=attempt_id, claim_token=token, status=Status.RUNNING)
 
+    def all_held(self, claims: Sequence[tuple[int, str]]) -> AttemptTransitions:
+        """The rows a worker may still write, of ``(attempt id, token)`` pairs: by primary key
+        (on MariaDB a read through the status index would lock other workers' rows), fenced
+        by the tokens, each unique to its claim."""
+        ids = [attempt_id for attempt_id, _ in claims]
+        tokens = [token for _, token in claims]
+        return self.filter(pk__in=ids, claim_token__in=tokens, status=Status.RUNNING)
+
     def mark_uncertain(self, reason: str) -> int:
         """A running try says its next step must not repeat (start from :meth:`held`)."""
         return self.filter(status=Status.RUNNING).update(uncertain=reason)
@@ -117,10 +125,14 @@ class AttemptTransitions(_Base):
         return self.filter(status=Status.RUNNING).update(cancel_requested=True)
 
     def handed_back(self, *, now: datetime) -> int:
-        """running -> pending at once, the cut-short try not counted (a worker shutting down)."""
+        """running -> pending at once, the cut-short try not counted (a worker shutting down).
+
+        A try claimed ahead of its ``retry_at`` keeps it: handed back before its instant, it
+        must not become ready before it (invariant 6).
+        """
         return self.filter(status=Status.RUNNING).update(
             status=Status.PENDING,
-            retry_at=now,
+            retry_at=Case(When(retry_at__gt=now, then=F("retry_at")), default=Value(now)),
             claim_token=None,
             lease_until=None,
             tries=F("tries") - 1,

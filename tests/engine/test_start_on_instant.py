@@ -258,10 +258,14 @@ def test_a_drain_hands_back_tries_waiting_for_their_instant_unstarted(
     schedule_at, clock, threaded_engine
 ):
     schedule = recording(schedule_at, label="never")
+    due = schedule.next_run_at
     engine = ticked_ahead(threaded_engine, clock)
     engine._drain(grace=0)
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.tries) == (Status.PENDING, 0)
+    # Handed back 0.3 s before its instant, it is not ready before it (invariant 6).
+    assert attempt.retry_at == due
+    assert leases.claim(clock.now, worker="other", slots=4) == []
     clock.advance(seconds=1)
     time.sleep(0.3)
     assert jobs.CALLS == []
