@@ -285,24 +285,16 @@ def renew(claims: list[Claim], now: datetime, *, worker: str) -> Renewal:
     if not claims:
         return Renewal(set(), set())
     tokens = [c.token for c in claims]
-    # By primary key: MariaDB would otherwise find the rows through an index on status and
-    # lock every running row it reads, other workers' included, and deadlock with a recovery
-    # that is updating a lost worker's rows (InnoDB error 1213).
-    ids = [c.attempt_id for c in claims]
-    renewed = Attempt.objects.filter(
-        pk__in=ids, status=Status.RUNNING, worker=worker, claim_token__in=tokens
-    ).update(lease_until=now + cadence_settings.LEASE)
+    # By primary key (``all_held``): MariaDB would otherwise find the rows through an index on
+    # status and lock every running row it reads, other workers' included, and deadlock with
+    # a recovery that is updating a lost worker's rows (InnoDB error 1213).
+    pairs = [(c.attempt_id, c.token) for c in claims]
+    mine = Attempt.objects.all_held(pairs).filter(worker=worker)
+    renewed = mine.update(lease_until=now + cadence_settings.LEASE)
     lost: set[str] = set()
     if renewed < len(claims):
-        held = set(
-            Attempt.objects.filter(
-                pk__in=ids, status=Status.RUNNING, worker=worker, claim_token__in=tokens
-            ).values_list("claim_token", flat=True)
-        )
-        lost = set(tokens) - held
+        lost = set(tokens) - set(mine.values_list("claim_token", flat=True))
     revoked = set(
-        Attempt.objects.filter(
-            pk__in=ids, status=Status.RUNNING, claim_token__in=tokens, cancel_requested=True
-        ).values_list("id", flat=True)
+        Attempt.objects.all_held(pairs).filter(cancel_requested=True).values_list("id", flat=True)
     )
     return Renewal(revoked, lost)
