@@ -2,7 +2,9 @@
 
 Each figure is shown for every system, with the best peer and the ratio ours / best peer
 (for lags and CPU lower is better, so a ratio under 1 means we are ahead; for "fired" higher
-is better). A peer that cannot express a workload, or is not implemented, says so.
+is better). A peer that cannot express a workload, or is not implemented, says so. The
+control (``bare-threads``: no scheduler, each start from memory on its instant) is shown
+too, with the ratio ours / control: what is left of a lag once the scheduler's part is gone.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ FIGURES: dict[str, list[tuple[int, str, bool]]] = {
     ],
 }
 NOT_IMPLEMENTED: dict[str, str] = {}
+# Controls run beside the peers but are not one: ours is shown as a ratio to each.
+CONTROLS = [name for name, peer in PEERS.items() if peer.control]
 # The peers' thread pools when ``--concurrency`` is not given: the setting every earlier
 # comparison used, so the control stays comparable from run to run.
 PEER_CONCURRENCY = 8
@@ -118,9 +122,15 @@ def _figures(workload: str, results: dict[str, dict[str, Any]]) -> list[dict[str
                 continue
             value = result["rows"][index].get(figure) if len(result["rows"]) > index else None
             row[system] = value
+            if system in CONTROLS:
+                continue
             if system != "cadence" and isinstance(value, int | float):
                 values[system] = value
         ours = row.get("cadence")
+        for control in CONTROLS:
+            floor = row.get(control)
+            if isinstance(ours, int | float) and isinstance(floor, int | float) and floor:
+                row[f"ours/{control}"] = ours / floor
         if values:
             best = (min if lower else max)(values, key=values.get)
             row["best_peer"] = best

@@ -38,6 +38,7 @@ class Peer:
     unsupported: dict[str, str] = {}  # workload -> why the peer cannot express it
     setup_timeout = 900.0
     extra_lead = 0.0  # seconds the runner needs after picking t0 (starting its processes)
+    control = False  # a control (no scheduler), not a peer: never the best peer
 
     def __init__(self, *, run_dir: Path, concurrency: int = 8) -> None:
         self.run_dir = run_dir
