@@ -76,7 +76,7 @@ def resolve(path: str) -> Callable[..., Any]:
     if func is None:
         func = _import(path)
         _imported[path] = func
-    module = getattr(func, "__module__", None)
+    module = _defining_module(func)
     if path not in cadence_settings.EXECUTORS and not (
         isinstance(module, str) and matches_prefix(f"{module}.x")
     ):
@@ -87,6 +87,16 @@ def resolve(path: str) -> Callable[..., Any]:
             "CADENCE_EXECUTORS pattern it matches. List its exact path or register it with @job."
         )
     return func
+
+
+def _defining_module(func: Any) -> object:
+    """The module that defines ``func``. A Celery task made by ``@app.task`` before its app
+    was finalized is a lazy proxy whose class is Celery's (``celery.local``): the task it
+    stands for names the module of the function it wraps."""
+    if type(func).__module__ == "celery.local":
+        with contextlib.suppress(Exception):
+            func = func._get_current_object()
+    return getattr(func, "__module__", None)
 
 
 def _import(path: str) -> Callable[..., Any]:

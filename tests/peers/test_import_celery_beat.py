@@ -17,6 +17,7 @@ from django_cadence.models import Schedule
 from django_cadence.ops import importers
 from django_cadence.ops.declarations import Declaration, build
 from django_cadence.ops.importers import celery_beat
+from tests.peers import settings as settings_module
 from tests.peers import tasks
 
 pytestmark = pytest.mark.django_db
@@ -329,3 +330,27 @@ def test_import_settings_entry_options_and_beats_own_housekeeping(settings):
     importers.write(plan, paused=False)
     imported_schedule = Schedule.objects.get(name="until-new-year")
     assert (imported_schedule.interval, imported_schedule.end_at) == (timedelta(hours=1), ends)
+
+
+def test_a_pattern_covers_app_task_proxies_by_the_module_that_defines_them():
+    """``@app.task`` before the app is finalized leaves a lazy proxy (``celery.local``) in the
+    module: ``tests.peers.tasks.*`` alone allows it, as it allows ``@shared_task`` tasks."""
+    from django_cadence.executors.allow_list import resolve
+
+    assert type(tasks.bound_export).__module__ == "celery.local"
+    assert "tests.peers.tasks.bound_export" not in settings_module.CADENCE_EXECUTORS
+    tasks.calls.clear()
+    resolve("tests.peers.tasks.bound_export")(table="orders")
+    resolve("tests.peers.tasks.renamed")(day="mon")
+    assert [name for name, _ in tasks.calls] == ["bound_export", "renamed"]
+
+
+@pytest.mark.parametrize("name", ["bound_export", "send_report"])
+def test_a_celery_task_imported_into_an_allowed_module_is_refused(name, settings):
+    """The pattern of the module that imports a task does not allow it: only its own does."""
+    from django_cadence.exceptions import ExecutorNotAllowed
+    from django_cadence.executors.allow_list import resolve
+
+    settings.CADENCE_EXECUTORS = ["tests.peers.reexports.*"]
+    with pytest.raises(ExecutorNotAllowed, match=r"defined in 'tests\.peers\.tasks'"):
+        resolve(f"tests.peers.reexports.{name}")
