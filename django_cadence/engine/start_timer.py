@@ -30,19 +30,21 @@ class StartTimer(Generic[T]):
         self.launch = launch
         self._heap: list[tuple[datetime, int, T]] = []
         self._order = itertools.count()  # ties keep their order; items are never compared
-        self._removed: set[int] = set()  # ids of items taken back before their instant
+        self._waiting: set[int] = set()  # ids of the items still to launch
+        self._removed: set[int] = set()  # ids of items taken back, still in the heap
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
 
     def __len__(self) -> int:
         with self._cond:
-            return len(self._heap) - len(self._removed)
+            return len(self._waiting)
 
     def add(self, at: datetime, item: T) -> None:
         """Launch ``item`` once the engine clock reads ``at``."""
         with self._cond:
             heapq.heappush(self._heap, (at, next(self._order), item))
+            self._waiting.add(id(item))
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="cadence-start-timer", daemon=True
@@ -53,26 +55,33 @@ class StartTimer(Generic[T]):
     def next_start(self) -> datetime | None:
         """The earliest instant an item waits for (None when none waits)."""
         with self._cond:
-            if not self._removed:
-                return self._heap[0][0] if self._heap else None
-            waiting = (at for at, _, item in self._heap if id(item) not in self._removed)
-            return min(waiting, default=None)
+            self._drop_removed_head()
+            return self._heap[0][0] if self._heap else None
 
     def discard(self, item: T) -> bool:
-        """Take ``item`` back before its instant; False if it was launched (or never added)."""
+        """Take ``item`` back before its instant; False if it was launched (or never added).
+        Constant time: a worker that loses its session may take back a thousand at once."""
         with self._cond:
-            if any(entry[2] is item for entry in self._heap) and id(item) not in self._removed:
-                self._removed.add(id(item))
-                return True
-            return False
+            if id(item) not in self._waiting:
+                return False
+            self._waiting.discard(id(item))
+            self._removed.add(id(item))
+            return True
 
     def take_all(self) -> list[T]:
         """Every item not launched yet, taken back (a drain hands them back unstarted)."""
         with self._cond:
-            items = [entry[2] for entry in self._heap if id(entry[2]) not in self._removed]
+            items = [entry[2] for entry in self._heap if id(entry[2]) in self._waiting]
             self._heap.clear()
+            self._waiting.clear()
             self._removed.clear()
             return items
+
+    def _drop_removed_head(self) -> None:
+        """Pop the items taken back from the top of the heap (call under the condition)."""
+        while self._heap and id(self._heap[0][2]) in self._removed:
+            _, _, item = heapq.heappop(self._heap)
+            self._removed.discard(id(item))
 
     def close(self) -> None:
         with self._cond:
@@ -88,6 +97,7 @@ class StartTimer(Generic[T]):
             if id(item) in self._removed:
                 self._removed.discard(id(item))
             else:
+                self._waiting.discard(id(item))
                 due.append(item)
         return due
 
@@ -101,6 +111,7 @@ class StartTimer(Generic[T]):
                     if due:
                         break
                     wait = START_TIMER_STEP
+                    self._drop_removed_head()  # do not wake for an item taken back
                     if self._heap:
                         left = (self._heap[0][0] - self.clock.now()).total_seconds()
                         wait = min(wait, max(left, 0.0))

@@ -1,0 +1,80 @@
+"""The start timer: items launch on their instant, in order, all that are due at once; an
+item taken back before its instant never launches (docs/design.md, "Starting on the
+instant"). The fake clock stands still until a test moves it."""
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+
+from django_cadence.engine.start_timer import StartTimer
+
+
+class Launches:
+    """What the timer launched, batch by batch."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.changed = threading.Event()
+
+    def __call__(self, items: list[str]) -> None:
+        self.batches.append(items)
+        self.changed.set()
+
+    def wait(self, batches: int) -> None:
+        deadline = time.monotonic() + 5
+        while len(self.batches) < batches:
+            assert time.monotonic() < deadline, f"launched {self.batches}"
+            self.changed.wait(0.05)
+            self.changed.clear()
+
+
+@pytest.fixture
+def timer(clock):
+    launches = Launches()
+    timer = StartTimer(clock, launches)
+    timer.launches = launches
+    yield timer
+    timer.close()
+
+
+def test_items_launch_on_their_instant_all_that_are_due_together(timer, clock):
+    at = clock.now() + timedelta(seconds=1)
+    for name in ("a", "b"):
+        timer.add(at, name)
+    timer.add(at + timedelta(seconds=1), "c")
+    time.sleep(0.15)  # more than a step of the timer: nothing is due yet
+    assert timer.launches.batches == []
+    assert (len(timer), timer.next_start()) == (3, at)
+    clock.advance(seconds=1)
+    timer.launches.wait(1)
+    assert timer.launches.batches == [["a", "b"]]
+    assert (len(timer), timer.next_start()) == (1, at + timedelta(seconds=1))
+
+
+def test_an_item_taken_back_never_launches_and_is_not_waited_for(timer, clock):
+    first, second = clock.now() + timedelta(seconds=1), clock.now() + timedelta(seconds=2)
+    timer.add(first, "gone")
+    timer.add(second, "kept")
+    assert timer.discard("gone") is True
+    assert timer.discard("gone") is False  # taken back already
+    assert timer.discard("never-added") is False
+    assert (len(timer), timer.next_start()) == (1, second)
+    clock.advance(seconds=2)
+    timer.launches.wait(1)
+    assert timer.launches.batches == [["kept"]]
+    assert timer.discard("kept") is False  # launched: too late to take back
+    assert (len(timer), timer.next_start()) == (0, None)
+
+
+def test_take_all_returns_what_was_not_launched_and_leaves_nothing(timer, clock):
+    at = clock.now() + timedelta(seconds=1)
+    for name in ("a", "b", "c"):
+        timer.add(at, name)
+    timer.discard("b")
+    assert sorted(timer.take_all()) == ["a", "c"]
+    assert (len(timer), timer.next_start()) == (0, None)
+    clock.advance(seconds=1)
+    time.sleep(0.15)
+    assert timer.launches.batches == []
