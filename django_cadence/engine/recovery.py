@@ -122,7 +122,11 @@ def _decide(attempt: Attempt, now: datetime, cause: str) -> LostTry:
     delay = policies.recovery_delay(
         attempt.recoveries, base=options["retry_base"], cap=options["retry_cap"], key=key
     )
-    return LostTry(attempt, cause, retry_at=now + delay)
+    retry_at = now + delay
+    if attempt.retry_at is not None and attempt.retry_at > retry_at:
+        # Claimed ahead of its instant by the lost worker: never ready before it (invariant 6).
+        retry_at = attempt.retry_at
+    return LostTry(attempt, cause, retry_at=retry_at)
 
 
 def _announce(recovered: LostTry) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from django_cadence import services, signals
 from django_cadence.conf import cadence_settings
-from django_cadence.engine import leases, planner
+from django_cadence.engine import leases, planner, recovery
 from django_cadence.engine.pool import TryPool
 from django_cadence.models import Attempt, Status
 from tests import jobs
@@ -283,6 +283,28 @@ def test_a_try_taken_from_the_worker_before_its_instant_never_starts(
     clock.advance(seconds=1)
     time.sleep(0.3)
     assert jobs.CALLS == []
+
+
+def test_a_lost_workers_try_claimed_ahead_is_recovered_pending_until_its_instant(
+    schedule_at, clock, threaded_engine
+):
+    """A worker dies holding a try claimed ahead: the survivor's recovery counts the try
+    but keeps its instant, so no worker starts it early (invariant 6)."""
+    schedule = recording(schedule_at, label="orphan")
+    due = schedule.next_run_at
+    engine = ticked_ahead(threaded_engine, clock, worker_id="doomed")
+    engine.tries.timer.take_all()  # it dies: nothing of it runs any more
+    assert recovery.recover(clock.now(), lost_workers={"doomed"}) == 1
+    attempt = schedule.attempts.get()
+    assert (attempt.status, attempt.recoveries, attempt.retry_at) == (Status.PENDING, 1, due)
+    survivor = threaded_engine(worker_id="survivor", concurrency=2)
+    survivor.tick()
+    clock.advance(seconds=0.2)  # 0.1 s before the instant, within the claim-ahead horizon
+    survivor.tick()
+    time.sleep(0.3)
+    assert jobs.CALLS == []  # claimed ahead again at most, not started
+    clock.advance(seconds=0.1)
+    wait_until(lambda: jobs.CALLS == ["orphan"])
 
 
 def test_a_pause_committed_after_the_claim_takes_effect_from_the_next_occurrence(
