@@ -41,10 +41,13 @@ QUEUE_MAX_WAIT = 1.0
 
 # --- starting ahead of the due instant (tries, leases) ------------------------------------
 
-# Tries claimed ahead of their instant that one worker may hold, in rounds of ``concurrency``
-# (1,024 with the default 8 threads): enough for a burst of a thousand to be claimed before
-# its instant. A try that then waits ``QUEUE_MAX_WAIT`` for a thread is handed back, so a
-# burst of long tries claimed by one worker of a fleet reaches the others within a second.
+# Tries claimed ahead of their instant that one worker may hold: AHEAD_TRIES whatever its
+# number of threads, enough for a burst of a thousand to be claimed before its instant (a
+# budget in rounds of a small pool's threads would leave most of the burst to be claimed
+# after its instant), or AHEAD_ROUNDS rounds of ``concurrency`` for a larger pool. A try that
+# then waits ``QUEUE_MAX_WAIT`` for a thread is handed back, so a burst of long tries
+# claimed by one worker of a fleet reaches the others within a second.
+AHEAD_TRIES = 1024
 AHEAD_ROUNDS = 128
 # The start timer re-reads the engine clock at least this often (seconds), so a clock that
 # was stepped (the fake clock of the tests, a resync of the database clock) is followed.

@@ -231,6 +231,7 @@ def test_a_try_left_beyond_the_ahead_budget_waits_for_its_instant_without_spinni
 ):
     from django_cadence.engine import loop
 
+    monkeypatch.setattr(loop, "AHEAD_TRIES", 1)
     monkeypatch.setattr(loop, "AHEAD_ROUNDS", 1)
     schedules = [recording(schedule_at, label=f"b{i}") for i in range(3)]
     engine = threaded_engine(concurrency=2, max_tick=300)
@@ -241,17 +242,35 @@ def test_a_try_left_beyond_the_ahead_budget_waits_for_its_instant_without_spinni
     assert delay == pytest.approx(0.3, abs=0.01)
 
 
-def test_a_worker_holds_at_most_its_rounds_of_tries_claimed_ahead(
+def test_a_worker_holds_at_most_its_rounds_of_tries_claimed_ahead_when_they_are_more(
     schedule_at, clock, threaded_engine, monkeypatch
 ):
     from django_cadence.engine import loop
 
+    monkeypatch.setattr(loop, "AHEAD_TRIES", 1)
     monkeypatch.setattr(loop, "AHEAD_ROUNDS", 1)
     schedules = [recording(schedule_at, label=f"c{i}") for i in range(3)]
     engine = ticked_ahead(threaded_engine, clock)
     assert engine.tries.waiting() == 2  # one round of its two threads
     statuses = sorted(s.attempts.get().status for s in schedules)
     assert statuses == [Status.PENDING, Status.RUNNING, Status.RUNNING]
+
+
+def test_a_one_thread_worker_claims_a_burst_ahead_beyond_its_rounds(
+    schedule_at, clock, threaded_engine
+):
+    """The ahead budget is a number of tries (``AHEAD_TRIES``) whatever the pool's size: a
+    burst bigger than a small pool's rounds is claimed before its instant, not after it."""
+    from django_cadence.engine.tuning import AHEAD_ROUNDS, AHEAD_TRIES
+
+    burst = AHEAD_ROUNDS + 2  # one thread: more than its rounds, within the budget
+    assert burst <= AHEAD_TRIES
+    schedules = [recording(schedule_at, label=f"d{i}") for i in range(burst)]
+    engine = ticked_ahead(threaded_engine, clock, concurrency=1)
+    assert engine.tries.waiting() == burst
+    pending = Attempt.objects.filter(schedule__in=schedules, status=Status.PENDING)
+    assert pending.count() == 0
+    assert jobs.CALLS == []  # claimed, not started: the instant is 0.3 s away
 
 
 def test_a_drain_hands_back_tries_waiting_for_their_instant_unstarted(
