@@ -32,7 +32,7 @@ from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
 from .tries import HeldTries
-from .tuning import AHEAD_ROUNDS, AHEAD_TRIES, CLOCK_REFRESH, FINISH_WINDOW, PAUSE, QUEUE_HOLD
+from .tuning import CLOCK_REFRESH, FINISH_WINDOW, PAUSE, QUEUE_HOLD
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -164,8 +164,7 @@ class Engine:
             slots = max(0, self.tries.capacity() - self.tries.due())
             ahead_slots = 0
             if ahead_until is not None:
-                budget = max(AHEAD_TRIES, self.concurrency * AHEAD_ROUNDS)
-                ahead_slots = max(0, budget - self.tries.waiting())
+                ahead_slots = max(0, self.tries.ahead_budget() - self.tries.waiting())
             if slots + ahead_slots <= 0:
                 return
             # The clock, not an instant: a try's started_at, lease and deadline count from

@@ -30,7 +30,14 @@ from .execution import TryResult, run_try
 from .pool import TryPool
 from .start_timer import StartTimer
 from .stuck import StuckThread, StuckThreads
-from .tuning import QUEUE_MAX_ROUNDS, QUEUE_MAX_RUNTIME, QUEUE_MAX_WAIT, QUEUE_TIME
+from .tuning import (
+    AHEAD_ROUNDS,
+    AHEAD_TRIES,
+    QUEUE_MAX_ROUNDS,
+    QUEUE_MAX_RUNTIME,
+    QUEUE_MAX_WAIT,
+    QUEUE_TIME,
+)
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -157,6 +164,22 @@ class HeldTries:
         if self.inline or average is None or average >= QUEUE_MAX_RUNTIME:
             return 1
         return min(QUEUE_MAX_ROUNDS, 1 + int(QUEUE_TIME / max(average, 1e-6)))
+
+    def ahead_budget(self) -> int:
+        """How many tries this worker may hold claimed ahead of their instant.
+
+        While its tries are not seen yet, or are short, a burst of a thousand
+        (``AHEAD_TRIES``, or ``AHEAD_ROUNDS`` rounds of a bigger pool): claimed before its
+        instant, it starts on it. Once they are seen to take longer, as many as its threads
+        would start within ``QUEUE_MAX_WAIT`` (one round at least): the rest would only wait
+        for a thread and be handed back, while other workers of a fleet could start them.
+        """
+        burst = max(AHEAD_TRIES, self.concurrency * AHEAD_ROUNDS)
+        average = self.runtime_avg
+        if self.inline or average is None or average <= 0:
+            return burst
+        startable = int(self.concurrency * QUEUE_MAX_WAIT / average)
+        return max(self.concurrency, min(burst, startable))
 
     # --- running -------------------------------------------------------------------------
 

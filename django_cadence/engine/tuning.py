@@ -41,11 +41,12 @@ QUEUE_MAX_WAIT = 1.0
 
 # --- starting ahead of the due instant (tries, leases) ------------------------------------
 
-# Tries claimed ahead of their instant that one worker may hold: AHEAD_TRIES whatever its
-# number of threads, enough for a burst of a thousand to be claimed before its instant (a
-# budget in rounds of a small pool's threads would leave most of the burst to be claimed
-# after its instant), or AHEAD_ROUNDS rounds of ``concurrency`` for a larger pool. A try that
-# then waits ``QUEUE_MAX_WAIT`` for a thread is handed back, so a burst of long tries
+# Tries claimed ahead of their instant that one worker may hold (``HeldTries.ahead_budget``):
+# AHEAD_TRIES whatever its number of threads, enough for a burst of a thousand to be claimed
+# before its instant (a budget in rounds of a small pool's threads would leave most of the
+# burst to be claimed after its instant), or AHEAD_ROUNDS rounds of ``concurrency`` for a
+# larger pool; once its tries are seen to be long, only what its threads would start within
+# ``QUEUE_MAX_WAIT``. A try that waits that long for a thread is handed back, so a burst
 # claimed by one worker of a fleet reaches the others within a second.
 AHEAD_TRIES = 1024
 AHEAD_ROUNDS = 128

@@ -229,10 +229,10 @@ def test_an_engine_that_woke_a_moment_before_the_horizon_plans_ahead_after_its_t
 def test_a_try_left_beyond_the_ahead_budget_waits_for_its_instant_without_spinning(
     schedule_at, clock, threaded_engine, monkeypatch
 ):
-    from django_cadence.engine import loop
+    from django_cadence.engine import tries
 
-    monkeypatch.setattr(loop, "AHEAD_TRIES", 1)
-    monkeypatch.setattr(loop, "AHEAD_ROUNDS", 1)
+    monkeypatch.setattr(tries, "AHEAD_TRIES", 1)
+    monkeypatch.setattr(tries, "AHEAD_ROUNDS", 1)
     schedules = [recording(schedule_at, label=f"b{i}") for i in range(3)]
     engine = threaded_engine(concurrency=2, max_tick=300)
     clock.advance(seconds=59.7)
@@ -245,10 +245,10 @@ def test_a_try_left_beyond_the_ahead_budget_waits_for_its_instant_without_spinni
 def test_a_worker_holds_at_most_its_rounds_of_tries_claimed_ahead_when_they_are_more(
     schedule_at, clock, threaded_engine, monkeypatch
 ):
-    from django_cadence.engine import loop
+    from django_cadence.engine import tries
 
-    monkeypatch.setattr(loop, "AHEAD_TRIES", 1)
-    monkeypatch.setattr(loop, "AHEAD_ROUNDS", 1)
+    monkeypatch.setattr(tries, "AHEAD_TRIES", 1)
+    monkeypatch.setattr(tries, "AHEAD_ROUNDS", 1)
     schedules = [recording(schedule_at, label=f"c{i}") for i in range(3)]
     engine = ticked_ahead(threaded_engine, clock)
     assert engine.tries.waiting() == 2  # one round of its two threads
@@ -271,6 +271,44 @@ def test_a_one_thread_worker_claims_a_burst_ahead_beyond_its_rounds(
     pending = Attempt.objects.filter(schedule__in=schedules, status=Status.PENDING)
     assert pending.count() == 0
     assert jobs.CALLS == []  # claimed, not started: the instant is 0.3 s away
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "average", "budget"),
+    [
+        (4, None, 1024),  # not seen yet: a burst of a thousand
+        (4, 0.0015, 1024),  # short: its threads would start more than that within a second
+        (16, None, 2048),  # a bigger pool: its rounds
+        (4, 0.05, 80),  # what 4 threads start within QUEUE_MAX_WAIT (1 s)
+        (4, 0.5, 8),
+        (4, 30.0, 4),  # one round at least
+    ],
+)
+def test_the_ahead_budget_is_a_burst_until_tries_are_seen_to_be_long(
+    threaded_engine, concurrency, average, budget
+):
+    engine = threaded_engine(concurrency=concurrency)
+    engine.tries.runtime_avg = average
+    assert engine.tries.ahead_budget() == budget
+
+
+def test_a_worker_whose_tries_are_long_leaves_the_rest_of_a_burst_to_others(
+    schedule_at, clock, threaded_engine
+):
+    """What its threads would not start within ``QUEUE_MAX_WAIT`` is not claimed ahead: it
+    stays pending, for any worker of the fleet to claim, instead of being handed back late."""
+    schedules = [recording(schedule_at, label=f"e{i}") for i in range(6)]
+    engine = threaded_engine(concurrency=2)
+    engine.tries.runtime_avg = 0.5  # two threads start four such tries within a second
+    clock.advance(seconds=59.7)
+    engine.tick()
+    assert engine.tries.waiting() == 4
+    statuses = sorted(s.attempts.get().status for s in schedules)
+    assert statuses == [Status.PENDING] * 2 + [Status.RUNNING] * 4
+    other = leases.claim(
+        clock.now, worker="other", slots=0, ahead_until=clock.now() + AHEAD, ahead_slots=8
+    )
+    assert len(other) == 2
 
 
 def test_a_drain_hands_back_tries_waiting_for_their_instant_unstarted(
