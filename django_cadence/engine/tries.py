@@ -344,7 +344,9 @@ class HeldTries:
                 self.queued.remove(held)
         if not stale:
             return
-        self.runtime_avg = None  # claim ahead again once tries are seen to be short
+        # Its tries are not short enough to queue: count them as long (no queue, and ahead
+        # only what the threads start within QUEUE_MAX_WAIT) until finished tries say otherwise.
+        self.runtime_avg = max(self.runtime_avg or 0.0, QUEUE_MAX_RUNTIME)
         for held in stale:
             self.held.pop(held.claim.token, None)
         leases.release([h.claim for h in stale], self.clock.now())

@@ -118,6 +118,7 @@ def test_a_try_waiting_too_long_for_a_thread_is_handed_back(
     monkeypatch.setattr(engine_module, "QUEUE_MAX_WAIT", 0.0)
     engine.tick()
     assert engine.in_flight == 2  # and no claims ahead until tries are seen short again
+    assert engine.tries.ahead_budget() == 2  # nor a burst before its instant: one round
     handed_back = [s.attempts.get() for s in schedules if s.attempts.get().status == "pending"]
     assert len(handed_back) == 2
     assert all((a.tries, a.claim_token, a.lease_until) == (0, None, None) for a in handed_back)
