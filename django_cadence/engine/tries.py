@@ -176,9 +176,9 @@ class HeldTries:
         """
         burst = max(AHEAD_TRIES, self.concurrency * AHEAD_ROUNDS)
         average = self.runtime_avg
-        if self.inline or average is None or average <= 0:
+        if average is None:
             return burst
-        startable = int(self.concurrency * QUEUE_MAX_WAIT / average)
+        startable = int(self.concurrency * QUEUE_MAX_WAIT / max(average, 1e-6))
         return max(self.concurrency, min(burst, startable))
 
     # --- running -------------------------------------------------------------------------
