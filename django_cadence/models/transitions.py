@@ -210,13 +210,17 @@ _RECOVERED_FIELDS = (
 def _recover(lost: LostTry, now: datetime) -> None:
     """Change a lost try's attempt in memory to what :meth:`recovered` writes."""
     attempt = lost.attempt
-    note = f"worker {attempt.worker or '?'} was lost on try {attempt.tries}: {lost.cause}"
+    # A try claimed ahead starts at its ``started_at``; lost before that instant, it had not
+    # started by the clock of the worker recovering it, and its entry shows no start.
+    ahead = attempt.started_at is not None and attempt.started_at > now
+    when = ", before its instant" if ahead else ""
+    note = f"worker {attempt.worker or '?'} was lost on try {attempt.tries}{when}: {lost.cause}"
     attempt.history = [
         *(attempt.history or []),
         history_entry(
             try_number=attempt.tries,
             worker=attempt.worker,
-            started_at=attempt.started_at,
+            started_at=None if ahead else attempt.started_at,
             finished_at=now,
             result="lost",
             error=note,

@@ -354,6 +354,11 @@ def test_a_lost_workers_try_claimed_ahead_is_recovered_pending_until_its_instant
     assert recovery.recover(clock.now(), lost_workers={"doomed"}) == 1
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.recoveries, attempt.retry_at) == (Status.PENDING, 1, due)
+    # Its history never shows a try that ended before it began: lost before its instant.
+    [lost] = attempt.history
+    assert (lost["result"], lost["started_at"]) == ("lost", None)
+    assert lost["finished_at"] == clock.now().isoformat()
+    assert "before its instant" in lost["error"]
     survivor = threaded_engine(worker_id="survivor", concurrency=2)
     survivor.tick()
     clock.advance(seconds=0.2)  # 0.1 s before the instant, within the claim-ahead horizon
