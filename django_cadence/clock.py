@@ -52,6 +52,12 @@ class DatabaseClock:
     server (invariant 6: never early), and one slow reading does not set every start behind by
     its delay until the next. A previous estimate beyond the new reading's round trip means
     the server's clock was set back: the reading is taken.
+
+    A reading that fails (the server restarts, the connection was cut) leaves the estimate
+    carried at that slowest rate, still never ahead of the server, and the next reading waits
+    for another window: the start timer and the try threads go on starting tries on their
+    instants rather than die or wait on a connection for every *now*. The engine's own
+    ``refresh`` reads at once and raises, so the engine learns of the outage from it.
     """
 
     # How much faster than the server's clock the monotonic clock may run, per second: well
@@ -64,18 +70,30 @@ class DatabaseClock:
         self.resync = resync
         self._synced: tuple[float, datetime] | None = None  # (monotonic, server instant)
         self._syncing = threading.Lock()  # held while a thread reads the server's clock
+        self._failed_at: float | None = None  # monotonic; the last reading that failed
 
     def now(self) -> datetime:
         synced = self._synced
-        if synced is not None:
-            elapsed = time.monotonic() - synced[0]
-            # While another thread reads the server's clock, the others carry the estimate
-            # (for one more window at most) rather than queue a round trip each behind it: a
-            # burst of tries would otherwise all read it at once.
-            syncing = elapsed < 2 * self.resync and self._syncing.locked()
-            if elapsed >= 0 and (elapsed < self.resync or syncing):
-                return synced[1] + timedelta(seconds=elapsed)
-        return self.sync()
+        if synced is None:
+            return self.sync()
+        elapsed = time.monotonic() - synced[0]
+        # While another thread reads the server's clock, the others carry the estimate
+        # (for one more window at most) rather than queue a round trip each behind it: a
+        # burst of tries would otherwise all read it at once.
+        syncing = elapsed < 2 * self.resync and self._syncing.locked()
+        if elapsed >= 0 and (elapsed < self.resync or syncing):
+            return synced[1] + timedelta(seconds=elapsed)
+        failed = self._failed_at
+        if failed is None or time.monotonic() - failed >= self.resync:
+            with contextlib.suppress(DatabaseError):
+                return self.sync()
+        return self._carry(self._synced or synced, time.monotonic())
+
+    @classmethod
+    def _carry(cls, reading: tuple[float, datetime], until: float) -> datetime:
+        """``reading`` carried to the monotonic instant ``until`` at the slowest rate: a lower
+        bound of the server's time then, however long ago it was read."""
+        return reading[1] + timedelta(seconds=(until - reading[0]) * cls.CARRY_RATE)
 
     def refresh(self, within: float) -> None:
         """Read the server's clock now if the reading would expire within ``within`` seconds:
@@ -88,7 +106,13 @@ class DatabaseClock:
     def sync(self) -> datetime:
         """Read the server's clock now (one query) and keep the tighter estimate."""
         with self._syncing:
-            return self._sync()
+            try:
+                value = self._sync()
+            except DatabaseError:
+                self._failed_at = time.monotonic()
+                raise
+            self._failed_at = None
+            return value
 
     def _sync(self) -> datetime:
         sent = time.monotonic()
@@ -96,7 +120,7 @@ class DatabaseClock:
         received = time.monotonic()
         previous = self._synced
         if previous is not None:
-            carried = previous[1] + timedelta(seconds=(received - previous[0]) * self.CARRY_RATE)
+            carried = self._carry(previous, received)
             if value < carried <= value + timedelta(seconds=received - sent):
                 value = carried
         self._synced = (received, value)

@@ -310,3 +310,49 @@ def test_the_database_clock_reads_the_current_instant_inside_a_transaction():
         inside = DatabaseClock().now()
     after = DatabaseClock().now()
     assert after - inside < timedelta(seconds=0.2)
+
+
+def test_a_failed_reading_carries_the_estimate_never_early_and_is_not_retried_at_once(
+    monkeypatch,
+):
+    """The server is unreachable when the reading's window ends: the start timer and the try
+    threads go on with the estimate carried at the slowest rate (never ahead of the server),
+    without waiting on a connection for every *now*; the next reading is tried a window
+    later, or at once by the engine's ``refresh``, which reports the failure."""
+    from django.db import OperationalError
+
+    clock = DatabaseClock(resync=5.0)
+    server = ScriptedServer(monkeypatch, clock)
+    first = clock.now()
+    attempts = []
+
+    def unreachable():
+        attempts.append(1)
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(clock, "read", unreachable)
+    server.advance(6.0)
+    carried = clock.now()
+    assert first < carried <= server.server
+    assert server.server - carried < timedelta(milliseconds=2)
+    server.advance(1.0)
+    assert clock.now() <= server.server
+    assert len(attempts) == 1  # not again within the window after a failure
+    with pytest.raises(OperationalError):
+        clock.refresh(within=1.0)  # the engine's own reading says the server is gone
+    monkeypatch.setattr(clock, "read", server.read)
+    server.advance(5.0)
+    assert clock.now() == server.server  # read again a window after the failure
+
+
+def test_without_any_reading_a_failed_one_raises(monkeypatch):
+    from django.db import OperationalError
+
+    clock = DatabaseClock(resync=5.0)
+
+    def unreachable():
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(clock, "read", unreachable)
+    with pytest.raises(OperationalError):
+        clock.now()

@@ -78,3 +78,30 @@ def test_take_all_returns_what_was_not_launched_and_leaves_nothing(timer, clock)
     clock.advance(seconds=1)
     time.sleep(0.15)
     assert timer.launches.batches == []
+
+
+@pytest.mark.django_db
+def test_an_unreachable_server_when_the_clock_needs_a_reading_does_not_stop_the_timer(
+    monkeypatch,
+):
+    """The database clock's window ends while a try waits for its instant and the server is
+    gone (a restart): the timer still launches it on its instant, by the carried estimate."""
+    from django.db import OperationalError
+
+    from django_cadence.clock import DatabaseClock
+
+    clock = DatabaseClock(resync=0.05)
+    clock.now()
+
+    def unreachable():
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(clock, "read", unreachable)
+    launches = Launches()
+    timer = StartTimer(clock, launches)
+    try:
+        timer.add(clock.now() + timedelta(seconds=0.3), "a")
+        launches.wait(1)
+        assert launches.batches == [["a"]]
+    finally:
+        timer.close()
