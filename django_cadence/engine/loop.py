@@ -126,6 +126,7 @@ class Engine:
         back (``_check_stuck``)."""
         self.tries.enforce_timeouts(now)
         self._check_stuck(now)
+        self._check_launches()
 
     def _plan_and_claim(self, now: datetime) -> None:
         """Plan what is due, or due within the claim-ahead horizon (in batches on a
@@ -203,10 +204,26 @@ class Engine:
                     count,
                 )
         limit = cadence_settings.STUCK_THREADS_LIMIT
-        if self.unhealthy is None and stuck.unhealthy(count, limit):
-            self.unhealthy = stuck.unhealthy_message(self.worker_id, count, limit)
-            logger.error(self.unhealthy)
-            self.claiming = False
+        if stuck.unhealthy(count, limit):
+            self._must_be_replaced(stuck.unhealthy_reason(count, limit))
+
+    def _check_launches(self) -> None:
+        """Tries claimed ahead whose threads could not be made: replace this worker, whose
+        start timer would otherwise go on failing the tries it claims."""
+        if self.tries.launch_failure is not None:
+            self._must_be_replaced(f"could not start tries: {self.tries.launch_failure}")
+
+    def _must_be_replaced(self, why: str) -> None:
+        """Unhealthy: stop claiming, say why at ERROR; ``run`` drains and the command exits
+        with status 3 for its supervisor to start a fresh process."""
+        if self.unhealthy is not None:
+            return
+        self.unhealthy = (
+            f"worker unhealthy worker={self.worker_id}: {why}; draining and exiting with "
+            "status 3 so that its supervisor starts a fresh one"
+        )
+        logger.error(self.unhealthy)
+        self.claiming = False
 
     def _renew_after_a_pause(self) -> None:
         """A pause longer than the renewal period (a frozen process, a stop-the-world

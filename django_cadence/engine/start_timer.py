@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -21,13 +22,23 @@ from .tuning import START_TIMER_STEP
 
 T = TypeVar("T")
 
+logger = logging.getLogger("django_cadence.engine")
+
 
 class StartTimer(Generic[T]):
     """Items to launch at their instants, on one thread started on first use."""
 
-    def __init__(self, clock: Clock, launch: Callable[[list[T]], None]) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        launch: Callable[[list[T]], None],
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
         self.clock = clock
         self.launch = launch
+        # Told when ``launch`` raised: the timer goes on, and what it failed to launch is
+        # its owner's to deal with (a worker that cannot make threads must be replaced).
+        self.on_error = on_error or _log_error
         self._heap: list[tuple[datetime, int, T]] = []
         self._order = itertools.count()  # ties keep their order; items are never compared
         self._waiting: set[int] = set()  # ids of the items still to launch
@@ -116,4 +127,11 @@ class StartTimer(Generic[T]):
                         left = (self._heap[0][0] - self.clock.now()).total_seconds()
                         wait = min(wait, max(left, 0.0))
                     self._cond.wait(wait if self._heap else None)
-            self.launch(due)
+            try:
+                self.launch(due)
+            except Exception as error:  # noqa: BLE001 - reported; the timer must not die of it
+                self.on_error(error)
+
+
+def _log_error(error: Exception) -> None:
+    logger.error("start timer could not launch tries: %r", error, exc_info=error)

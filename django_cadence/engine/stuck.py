@@ -74,9 +74,5 @@ def unhealthy(count: int, limit: int) -> bool:
     return limit > 0 and count >= limit
 
 
-def unhealthy_message(worker_id: str, count: int, limit: int) -> str:
-    return (
-        f"worker unhealthy worker={worker_id}: {count} stuck thread(s), the limit is {limit} "
-        "(CADENCE_STUCK_THREADS_LIMIT); draining and exiting with status 3 so that its "
-        "supervisor starts a fresh one"
-    )
+def unhealthy_reason(count: int, limit: int) -> str:
+    return f"{count} stuck thread(s), the limit is {limit} (CADENCE_STUCK_THREADS_LIMIT)"

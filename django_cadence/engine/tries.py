@@ -90,7 +90,11 @@ class HeldTries:
         self._pool = TryPool(concurrency)
         self.stuck = StuckThreads()  # threads whose try timed out and never returned
         # Claimed ahead of their instant: started by this timer when it comes.
-        self.timer: StartTimer[Held] = StartTimer(clock, self._launch_all)
+        self.timer: StartTimer[Held] = StartTimer(
+            clock, self._launch_all, on_error=self._launch_failed
+        )
+        # Why tries whose instant came could not be started here (None: they all could).
+        self.launch_failure: str | None = None
 
     def __len__(self) -> int:
         return len(self.held)
@@ -218,6 +222,12 @@ class HeldTries:
                 self.queued.extend(waiting)
         for held in starting:
             self._pool.submit(functools.partial(self._run_in_thread, held))
+
+    def _launch_failed(self, error: Exception) -> None:
+        """The start timer could not hand tries to threads (the process could make none):
+        the engine drains this worker and exits for a fresh one (``Engine._check_launches``)."""
+        logger.error("could not start tries claimed ahead: %r", error, exc_info=error)
+        self.launch_failure = f"{type(error).__name__}: {error}"
 
     def _run_in_thread(self, held: Held) -> None:
         """Run a try, then every queued one while there are any (``capacity``)."""

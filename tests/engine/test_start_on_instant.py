@@ -369,6 +369,32 @@ def test_a_lost_workers_try_claimed_ahead_is_recovered_pending_until_its_instant
     wait_until(lambda: jobs.CALLS == ["orphan"])
 
 
+def test_a_start_timer_that_cannot_start_a_thread_makes_the_worker_unhealthy(
+    schedule_at, clock, threaded_engine, monkeypatch, caplog
+):
+    """The instant comes and no thread can be made for its try (the process is out of
+    threads): the worker says so, stops claiming, and is drained and replaced (exit status
+    3), rather than hold tries claimed ahead that nothing will start."""
+    schedule = recording(schedule_at, label="never")
+    engine = ticked_ahead(threaded_engine, clock)
+
+    def no_thread(task):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(engine.tries._pool, "submit", no_thread)
+    clock.advance(seconds=0.3)
+    wait_until(lambda: engine.tries.launch_failure is not None)
+    engine.tick()
+    assert engine.unhealthy.startswith("worker unhealthy worker=")
+    assert "could not start tries: RuntimeError: can't start new thread" in engine.unhealthy
+    assert not engine.claiming
+    assert engine.unhealthy in caplog.text
+    assert jobs.CALLS == []
+    engine._drain(grace=0.2)  # what it could not start goes back, its try not counted
+    attempt = schedule.attempts.get()
+    assert (attempt.status, attempt.tries, attempt.claim_token) == (Status.PENDING, 0, None)
+
+
 def test_a_pause_committed_after_the_claim_takes_effect_from_the_next_occurrence(
     schedule_at, clock, threaded_engine
 ):

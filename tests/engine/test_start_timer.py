@@ -105,3 +105,31 @@ def test_an_unreachable_server_when_the_clock_needs_a_reading_does_not_stop_the_
         assert launches.batches == [["a"]]
     finally:
         timer.close()
+
+
+def test_a_launch_that_raises_is_reported_and_the_timer_goes_on(clock):
+    """No thread could be made for a try: the timer reports it (the worker is then drained
+    and replaced) and does not die with it, so what it holds is still started or taken back."""
+    errors: list[Exception] = []
+    launches = Launches()
+
+    def launch(items: list[str]) -> None:
+        if items == ["a"]:
+            raise RuntimeError("can't start new thread")
+        launches(items)
+
+    timer = StartTimer(clock, launch, on_error=errors.append)
+    try:
+        timer.add(clock.now() + timedelta(seconds=1), "a")
+        timer.add(clock.now() + timedelta(seconds=2), "b")
+        clock.advance(seconds=1)
+        deadline = time.monotonic() + 5
+        while not errors:
+            assert time.monotonic() < deadline, "the failed launch was not reported"
+            time.sleep(0.01)
+        assert [str(e) for e in errors] == ["can't start new thread"]
+        clock.advance(seconds=1)
+        launches.wait(1)
+        assert launches.batches == [["b"]]
+    finally:
+        timer.close()
