@@ -122,8 +122,9 @@ class Engine:
         self.tries.release_waited_too_long()
 
     def _enforce_timeouts(self, now: datetime) -> None:
-        """Fail the tries past their deadline, and count the threads that never gave theirs
-        back (``_check_stuck``)."""
+        """Fail the tries past their deadline, count the threads that never gave theirs back
+        (``_check_stuck``), and see that the tries due could be given threads at all
+        (``_check_launches``)."""
         self.tries.enforce_timeouts(now)
         self._check_stuck(now)
         self._check_launches()
