@@ -62,6 +62,15 @@ def call_sys_exit(code: int = 3) -> None:
     sys.exit(code)
 
 
+async def cancelled_async() -> None:
+    """An async job whose own task is cancelled (a timeout helper misused): ``asyncio.run``
+    raises ``CancelledError``, which is not an ``Exception``."""
+    task = asyncio.current_task()
+    assert task is not None
+    task.cancel()
+    await asyncio.sleep(0)
+
+
 def raise_error(message: str = "boom", context: Any = None) -> None:
     raise RuntimeError(message)
 

@@ -7,6 +7,7 @@ and fenced success write must commit together: that is what makes them exactly-o
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import traceback
 from collections.abc import Callable
@@ -57,8 +58,9 @@ def run_try(claim: Claim, now_for_commit: Callable[[], datetime]) -> TryResult:
         return TryResult("permanent", error=str(exc), reason=NOT_ALLOWED)
     except Permanent as exc:
         return TryResult("permanent", error=_describe(exc))
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any job failure is recorded
-        # SystemExit too: in a thread it would end the thread silently, the try never recorded.
+    except (Exception, SystemExit, asyncio.CancelledError) as exc:  # noqa: BLE001
+        # Any job failure is recorded. SystemExit and an async job's CancelledError too: not
+        # Exceptions, they would end the thread silently and the try would never be recorded.
         return TryResult("error", error=_describe(exc))
 
 

@@ -54,6 +54,14 @@ def test_execution_records_a_job_that_calls_sys_exit_as_a_failed_try():
     assert "SystemExit: 3" in failed.error
 
 
+def test_execution_records_an_async_job_cancelled_from_within_as_a_failed_try():
+    """``CancelledError`` is a ``BaseException``: escaping the try, it would end the thread
+    and leave the try unrecorded, its slot taken, until its run-time limit."""
+    failed = run_try(make_claim("tests.jobs.cancelled_async"), None)
+    assert failed.kind == "error"
+    assert "CancelledError" in failed.error
+
+
 def test_execution_refuses_a_path_outside_the_allow_list_at_run_time():
     result = run_try(make_claim("os.system", {"command": "true"}), None)
     assert result.kind == "permanent"  # dead-lettered at once: retrying cannot allow it

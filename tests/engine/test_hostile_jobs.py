@@ -1,8 +1,9 @@
 """Odd text never kills a worker: errors that cannot be encoded, printed or stored whole, and
 outcomes that cannot be stored as they are, are recorded as cleaned, bounded, redacted text.
 
-The engine runs inline on the fake clock here; ``tests/fleet/test_hostile_jobs.py`` runs the
-same jobs in real ``run_cadence`` processes.
+The engine runs inline on the fake clock here (in a thread where the thread's survival is the
+point); ``tests/fleet/test_hostile_jobs.py`` runs the same jobs in real ``run_cadence``
+processes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django_cadence.models import Attempt, Status
 from tests.executors.test_redaction import TABLE
 from tests.jobs import HOSTILE_SECRET
 from tests.models import Effect
+from tests.support.polling import poll_until
 
 pytestmark = pytest.mark.django_db
 MINUTE = timedelta(minutes=1)
@@ -142,3 +144,27 @@ def test_every_secret_of_the_redaction_table_is_absent_from_the_row_and_the_log(
             assert secret not in where
     for context in kept:
         assert context in attempt.error
+
+
+def test_an_async_job_cancelled_from_within_is_a_failed_try_and_frees_its_thread(
+    schedule_at, clock, threaded_engine
+):
+    """``CancelledError`` is not an ``Exception``: the try is recorded failed and its thread
+    takes the next try, rather than die with it and hold the try until its run-time limit."""
+    schedule = schedule_at(
+        name="cancelled-async",
+        executor="tests.jobs.cancelled_async",
+        interval=timedelta(hours=1),
+        max_attempts=2,
+        retry_base=timedelta(seconds=1),
+    )
+    engine = threaded_engine(concurrency=1)
+    for wait in (timedelta(hours=1), MINUTE):  # the occurrence, then its retry
+        clock.advance(wait)
+        engine.tick()
+        poll_until(engine.tries.has_unrecorded)
+        engine.tick()
+    attempt = Attempt.objects.get(schedule=schedule, occurrence_at=schedule.next_run_at)
+    assert (attempt.status, attempt.tries) == (Status.DEAD_LETTER, 2)
+    assert "CancelledError" in attempt.error
+    assert (engine.in_flight, engine.tries.busy) == (0, 0)
