@@ -398,6 +398,11 @@ class Engine:
                 delay = self.tick()
                 backoff = 0.5
             except DatabaseError as exc:
+                if store.of(self.using).lost_to_a_deadlock(exc):
+                    # The server broke a deadlock with another worker's transaction by rolling
+                    # this one back: nothing went down, so no backoff, reconnect or distrust.
+                    logger.warning("deadlock, rolled back; ticking again: %s", log_value(exc))
+                    continue
                 logger.error(
                     "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
                 )

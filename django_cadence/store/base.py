@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 
@@ -80,6 +80,12 @@ class Store:
         return connections[self.using]
 
     # --- the clock ---------------------------------------------------------------------------
+
+    def lost_to_a_deadlock(self, error: DatabaseError) -> bool:
+        """Whether the server rolled this transaction back to break a deadlock with another
+        (or a serialization conflict): nothing is wrong with the server, and the transaction
+        may simply run again. SQLite has one writer at a time, so no deadlock to break."""
+        return False
 
     def read_now(self) -> datetime:
         """One reading of the server's clock, aware, in UTC; the local clock without one."""

@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from django.db import DatabaseError
+
 from .base import Store
 
 
@@ -18,6 +20,12 @@ class MySQLStore(Store):
     # The statement's start, in UTC whatever the session's time zone.
     now_sql: ClassVar[str | None] = "SELECT UTC_TIMESTAMP(6)"
     insert_ignore: ClassVar[str] = "INSERT IGNORE"
+
+    # ER_LOCK_DEADLOCK: InnoDB rolled the whole transaction back to break a deadlock.
+    DEADLOCK = 1213
+
+    def lost_to_a_deadlock(self, error: DatabaseError) -> bool:
+        return bool(error.args) and error.args[0] == self.DEADLOCK
 
     def token_of_id(self, id_column: str) -> str:
         return f"CONCAT(%s, {id_column})"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..executors.payloads import log_value
@@ -47,6 +47,12 @@ class PostgreSQLStore(Store):
         if all(type(v) is int for v in values):
             return f"{column} = ANY(%s::bigint[])", [array_literal(values)]
         return f"{column} = ANY(%s)", [list(values)]
+
+    # deadlock_detected, serialization_failure: the transaction was rolled back whole.
+    DEADLOCK_STATES = frozenset({"40P01", "40001"})
+
+    def lost_to_a_deadlock(self, error: DatabaseError) -> bool:
+        return getattr(error.__cause__, "sqlstate", None) in self.DEADLOCK_STATES
 
     def token_of_id(self, id_column: str) -> str:
         return f"(%s || {id_column}::text)"
