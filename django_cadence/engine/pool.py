@@ -70,7 +70,12 @@ class TryPool:
             target=self._work, args=(first,), name=f"{self.name}-{self._threads}", daemon=True
         )
         self._all = [t for t in self._all if t.is_alive()] + [thread]
-        thread.start()
+        try:
+            thread.start()
+        except BaseException:
+            self._threads -= 1  # never started (the process can make no more threads)
+            self._all.remove(thread)
+            raise
 
     def _work(self, first: Callable[[], None] | None = None) -> None:
         try:

@@ -220,8 +220,22 @@ class HeldTries:
                 for held in waiting:
                     held.queued_at = queued_at
                 self.queued.extend(waiting)
-        for held in starting:
-            self._pool.submit(functools.partial(self._run_in_thread, held))
+        for index, held in enumerate(starting):
+            try:
+                self._pool.submit(functools.partial(self._run_in_thread, held))
+            except Exception:
+                # No thread for it: it and the rest wait in the queue, where a thread that
+                # comes free takes them, and a drain or ``QUEUE_MAX_WAIT`` hands them back.
+                self._queue_unstarted(starting[index:])
+                raise
+
+    def _queue_unstarted(self, unstarted: list[Held]) -> None:
+        with self._queue_lock:
+            self.busy -= len(unstarted)
+            queued_at = time.monotonic()
+            for held in unstarted:
+                held.queued_at = queued_at
+            self.queued.extendleft(reversed(unstarted))
 
     def _launch_failed(self, error: Exception) -> None:
         """The start timer could not hand tries to threads (the process could make none):

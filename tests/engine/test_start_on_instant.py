@@ -390,7 +390,10 @@ def test_a_start_timer_that_cannot_start_a_thread_makes_the_worker_unhealthy(
     assert not engine.claiming
     assert engine.unhealthy in caplog.text
     assert jobs.CALLS == []
-    engine._drain(grace=0.2)  # what it could not start goes back, its try not counted
+    # What it could not start waits for a thread, not for a start that will never come.
+    assert (engine.tries.queued_count(), engine.tries.busy) == (1, 0)
+    engine.tries.release_unstarted()  # a drain's first step hands it back, uncounted
+    assert engine.in_flight == 0
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.tries, attempt.claim_token) == (Status.PENDING, 0, None)
 
@@ -531,3 +534,24 @@ def test_the_default_concurrency_fits_the_database_and_the_setting_overrides_it(
     settings.CADENCE_CONCURRENCY = 7
     assert Engine(worker_id="w-set").concurrency == 7
     assert Engine(worker_id="w-flag", concurrency=3).concurrency == 3
+
+
+def test_a_thread_the_process_could_not_start_is_not_counted_as_one(monkeypatch):
+    """Out of threads: the submit raises, and the pool does not count a thread that never
+    ran (it would wait for it to take the task); the next submit starts a real one."""
+    pool = TryPool(2)
+    start = threading.Thread.start
+
+    def refused(thread):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    with pytest.raises(RuntimeError):
+        pool.submit(lambda: None)
+    assert pool.threads == 0
+    monkeypatch.setattr(threading.Thread, "start", start)
+    done = []
+    pool.submit(lambda: done.append(1))
+    wait_until(lambda: done == [1])
+    assert pool.threads == 1
+    pool.shutdown()
