@@ -79,13 +79,15 @@ class Store:
         """This thread's connection (Django keeps one per thread and alias)."""
         return connections[self.using]
 
-    # --- the clock ---------------------------------------------------------------------------
+    # --- errors ------------------------------------------------------------------------------
 
     def lost_to_a_deadlock(self, error: DatabaseError) -> bool:
         """Whether the server rolled this transaction back to break a deadlock with another
         (or a serialization conflict): nothing is wrong with the server, and the transaction
         may simply run again. SQLite has one writer at a time, so no deadlock to break."""
         return False
+
+    # --- the clock ---------------------------------------------------------------------------
 
     def read_now(self) -> datetime:
         """One reading of the server's clock, aware, in UTC; the local clock without one."""

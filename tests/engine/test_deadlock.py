@@ -23,6 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 servers_only = pytest.mark.skipif(
     connection.vendor == "sqlite", reason="row locks and deadlocks: PostgreSQL and MariaDB"
 )
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="the SQLite store")
 
 
 def a_real_deadlock() -> DatabaseError:
@@ -68,9 +69,8 @@ def test_the_store_tells_a_deadlock_from_other_database_errors():
     assert not store.of().lost_to_a_deadlock(other.value)
 
 
+@sqlite_only
 def test_sqlite_has_no_deadlock_to_tell():
-    if connection.vendor != "sqlite":
-        pytest.skip("the SQLite store")
     assert not store.of().lost_to_a_deadlock(DatabaseError("database is locked"))
 
 
