@@ -498,6 +498,11 @@ class Engine:
             try:
                 self.tick()
             except DatabaseError as exc:
+                if store.of(self.using).lost_to_a_deadlock(exc):
+                    logger.warning(
+                        "deadlock while draining, rolled back; ticking again: %s", log_value(exc)
+                    )
+                    continue
                 logger.error("database unavailable while draining: %s", log_value(exc))
                 self.connection.close()
             self._wake.wait(0.1)

@@ -99,3 +99,34 @@ def test_a_tick_that_lost_a_deadlock_runs_again_at_once_as_no_outage(clock, capl
     assert "deadlock" in caplog.text
     lines = [r for r in caplog.records if "deadlock" in r.getMessage()]
     assert [r.levelno for r in lines] == [logging.WARNING]
+
+
+@servers_only
+def test_a_drain_that_lost_a_deadlock_ticks_again_and_records_its_try(
+    schedule_at, clock, threaded_engine, gate, caplog, monkeypatch
+):
+    deadlock = a_real_deadlock()
+    engine = threaded_engine(concurrency=1)
+    schedule = schedule_at(
+        executor="tests.jobs.wait_at_gate", payload={"label": "d"}, interval=timedelta(hours=1)
+    )
+    clock.advance(hours=1)
+    engine.tick()
+    assert engine.in_flight == 1
+    real_tick = engine.tick
+    ticks: list[str] = []
+
+    def tick() -> float:
+        ticks.append("tick")
+        if len(ticks) == 1:
+            gate.set()  # the try finishes; the next tick records it
+            raise deadlock
+        return real_tick()
+
+    monkeypatch.setattr(engine, "tick", tick)
+    with caplog.at_level(logging.WARNING, logger="django_cadence"):
+        engine._drain(grace=5)
+    assert schedule.attempts.get().status == "succeeded"
+    assert "database unavailable" not in caplog.text
+    lines = [r for r in caplog.records if "deadlock" in r.getMessage()]
+    assert [r.levelno for r in lines] == [logging.WARNING]
