@@ -37,6 +37,7 @@ from .tuning import (
     QUEUE_MAX_RUNTIME,
     QUEUE_MAX_WAIT,
     QUEUE_TIME,
+    START_LATE,
 )
 
 logger = logging.getLogger("django_cadence.engine")
@@ -54,6 +55,9 @@ class Held:
     returned: bool = False  # its thread is done with it (set under the queue lock)
     abandoned: bool = False  # timed out on its thread, which is now stuck (``stuck``)
     waiting: bool = False  # claimed ahead: on the start timer until its instant
+    # Monotonic: a thread that takes it later than this does not start it (``START_LATE``).
+    start_by: float = float("inf")
+    late: bool = False  # its thread found it too late to start: to be handed back unrun
 
 
 class HeldTries:
@@ -84,6 +88,8 @@ class HeldTries:
         self.runtime_avg: float | None = None  # moving average of the tries' run time
         self._done: list[tuple[Claim, TryResult]] = []
         self._done_lock = threading.Lock()
+        # Tries whose thread found them too late to start (``START_LATE``), to hand back.
+        self._late: list[Held] = []
         # Starts of a burst, announced by the engine's thread (``announce_starts``).
         self._unannounced: list[tuple[Claim, datetime]] = []
         self._queue_lock = threading.Lock()
@@ -196,7 +202,9 @@ class HeldTries:
             _send_started(claim, self.clock.now())
             self._finished(claim, run_try(claim, self.clock.now))
             return
-        if claim.started_at > self.clock.now():
+        ahead = (claim.started_at - self.clock.now()).total_seconds()
+        held.start_by = time.monotonic() + max(ahead, 0.0) + START_LATE
+        if ahead > 0:
             claim.context()  # built now rather than on the instant
             held.waiting = True
             self.timer.add(claim.started_at, held)
@@ -266,6 +274,9 @@ class HeldTries:
             if claim.cancel_event.is_set():
                 # Replaced or timed out while it waited for a thread: it never started.
                 result = TryResult("error", error="cancelled before it started")
+            elif time.monotonic() > held.start_by:
+                self._too_late(held)
+                return
             else:
                 self._started(claim)
                 started = time.monotonic()
@@ -274,6 +285,15 @@ class HeldTries:
             self._finished(claim, result)
         finally:
             held.done.set()
+
+    def _too_late(self, held: Held) -> None:
+        """Leave a try unstarted whose start came ``START_LATE`` past its instant: the
+        process was paused (or starved) meanwhile, long enough for its claim to have been
+        recovered and run elsewhere. The engine hands it back, fenced by its token, at once."""
+        with self._queue_lock:
+            held.late = True
+            self._late.append(held)
+        self.wake.set()
 
     def _started(self, claim: Claim) -> None:
         """Announce a try's start (``attempt_started``, "attempt started"), from its thread;
@@ -341,8 +361,29 @@ class HeldTries:
     # --- handing back and writing outcomes ----------------------------------------------
 
     def release_waited_too_long(self) -> None:
-        """Hand back tries claimed ahead that found no thread within ``QUEUE_MAX_WAIT``."""
+        """Hand back tries claimed ahead that found no thread within ``QUEUE_MAX_WAIT``,
+        and those whose thread found them too late to start."""
         self.release_queued(older_than=QUEUE_MAX_WAIT)
+        self.release_late()
+
+    def release_late(self) -> None:
+        """Hand back, unrun, the tries whose start came too late (``_too_late``)."""
+        with self._queue_lock:
+            late, self._late = self._late, []
+        mine = [held for held in late if self.held.pop(held.claim.token, None) is held]
+        if not mine:
+            return
+        now = self.clock.now()
+        for held in mine:
+            claim = held.claim
+            logger.warning(
+                "attempt handed back id=%s schedule=%s: its start came more than %g s after "
+                "its instant (was the process paused?); not started here",
+                claim.attempt_id,
+                log_value(claim.schedule_name),
+                START_LATE,
+            )
+        leases.release([held.claim for held in mine], now)
 
     def next_handback(self, now: datetime) -> datetime | None:
         """When a try queued now would be handed back, if any is queued."""
@@ -356,6 +397,7 @@ class HeldTries:
         if waiting:
             leases.release([h.claim for h in waiting], self.clock.now())
         self.release_queued()
+        self.release_late()
 
     def release_queued(self, older_than: float = 0.0) -> None:
         """Hand back tries claimed ahead that waited ``older_than`` seconds for a thread."""
@@ -455,7 +497,9 @@ class HeldTries:
         expired = [  # a queued try has not started; it is handed back before long
             (token, held)
             for token, held in self.held.items()
-            if now >= held.claim.deadline and held.queued_at is None and not held.waiting
+            if now >= held.claim.deadline
+            and held.queued_at is None
+            and not (held.waiting or held.late)
         ]
         for token, held in expired:
             claim = held.claim

@@ -5,6 +5,7 @@ The fake clock stands still unless a test moves it, so a try claimed ahead visib
 until the clock reaches its instant, and never starts before it (invariant 6).
 """
 
+import logging
 import threading
 import time
 from datetime import timedelta
@@ -340,6 +341,29 @@ def test_a_try_taken_from_the_worker_before_its_instant_never_starts(
     clock.advance(seconds=1)
     time.sleep(0.3)
     assert jobs.CALLS == []
+
+
+def test_a_try_whose_start_comes_too_late_is_handed_back_unrun_and_claimed_afresh(
+    schedule_at, clock, threaded_engine, caplog
+):
+    """A process frozen past START_LATE between the claim and the instant may have lost the
+    claim to a recovery: its thread leaves the try unrun, the engine hands it back (the try
+    not counted), and a claim made afterwards runs it once (design.md, "Lost workers")."""
+    schedule = recording(schedule_at, label="late")
+    engine = ticked_ahead(threaded_engine, clock)
+    (held,) = engine.tries.held.values()
+    held.start_by = time.monotonic()  # what a freeze of the process past START_LATE leaves
+    clock.advance(seconds=0.3)
+    wait_until(lambda: held.done.is_set())
+    assert jobs.CALLS == []
+    with caplog.at_level(logging.WARNING, logger="django_cadence"):
+        engine.tick()  # hands it back, then claims it again: it is due
+    assert "attempt handed back" in caplog.text
+    wait_until(lambda: engine.tries.has_unrecorded())
+    engine.tick()
+    attempt = schedule.attempts.get()
+    assert (attempt.status, attempt.tries) == (Status.SUCCEEDED, 1)
+    assert jobs.CALLS == ["late"]
 
 
 def test_a_lost_workers_try_claimed_ahead_is_recovered_pending_until_its_instant(

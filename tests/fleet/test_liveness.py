@@ -7,8 +7,10 @@ lock (SQLite) can have recovered the attempt.
 
 from __future__ import annotations
 
+import re
 import signal
 import time
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -206,6 +208,51 @@ def test_a_worker_frozen_past_its_lease_stops_its_try_within_a_heartbeat_of_thaw
     assert "attempt recovered" in survivor.output()
     assert first.output().count("attempt lost") == 1
     print(f"\n{connection.vendor}: A's try stopped {stopped_after:.2f} s after SIGCONT")
+
+
+@servers_only
+def test_a_worker_frozen_between_its_claim_ahead_and_the_instant_never_starts_the_try(
+    worker, due_schedule, tmp_path
+):
+    """design.md, "Lost workers": a try claimed ahead of its instant by a worker that is then
+    frozen past its lease is recovered and run elsewhere. Thawed, the frozen worker finds the
+    try's start too late (``START_LATE``) and hands it back unrun rather than start it beside
+    the re-run: the job, which records each execution itself, ran once, on the other worker."""
+    from django.utils import timezone
+
+    from tests.support.attempts import make_due
+
+    first = worker("A", settings=SHRUNK).wait_started()
+    schedule = due_schedule(
+        executor="tests.jobs.record_span",
+        payload={"seconds": 0.2, "directory": str(tmp_path)},
+        due=False,
+    )
+    make_due(schedule, ago=-timedelta(seconds=3))  # due in 3 s: claimed 0.5 s before
+    attempt = wait_for_status(schedule, Status.RUNNING, worker="A", timeout=10)
+    first.send(signal.SIGSTOP)
+    assert attempt.started_at > timezone.now(), "claimed on its instant, not ahead of it"
+    assert spans(tmp_path) == []
+
+    survivor = worker("B", settings=SHRUNK).wait_started()
+    (b_run,) = wait_until(lambda: spans(tmp_path), timeout=20, message="the re-run on B")
+    first.send(signal.SIGCONT)
+
+    # Its thread hands the late try back, or its renewal finds the claim lost first: either
+    # way the try never starts.
+    wait_until(
+        lambda: re.search("attempt (handed back|lost)", first.output()),
+        timeout=10,
+        message="A to let the try go",
+    )
+    done = wait_for_status(schedule, Status.SUCCEEDED, timeout=20)
+    assert b_run["pid"] == survivor.pid
+    assert [(e["worker"], e["result"]) for e in done.history] == [
+        ("A", "lost"),
+        ("B", "succeeded"),
+    ]
+    time.sleep(1)  # A's timer and threads have run since the thaw
+    assert len(spans(tmp_path)) == 1
 
 
 def _ended(span):
