@@ -12,6 +12,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -55,9 +56,10 @@ class DatabaseClock:
 
     A reading that fails (the server restarts, the connection was cut) leaves the estimate
     carried at that slowest rate, still never ahead of the server, and the next reading waits
-    for another window: the start timer and the try threads go on starting tries on their
-    instants rather than die or wait on a connection for every *now*. The engine's own
-    ``refresh`` reads at once and raises, so the engine learns of the outage from it.
+    for another window: callers go on rather than die or wait on a connection for every
+    *now*. A worker's start timer and try threads never read the server (``estimate``). The
+    engine's own ``refresh`` reads at once and raises, so the engine learns of the outage
+    from it.
     """
 
     # How much faster than the server's clock the monotonic clock may run, per second: well
@@ -88,6 +90,24 @@ class DatabaseClock:
             with contextlib.suppress(DatabaseError):
                 return self.sync()
         return self._carry(self._synced or synced, time.monotonic())
+
+    def estimate(self) -> datetime:
+        """*now* without a round trip: the last reading carried forward, as ``now`` would
+        carry it, but never a reading of the server (but the first, when there is none yet).
+
+        The engine's thread keeps the reading fresh (``refresh``, each tick); the start timer
+        and the try threads read this, so a server that hangs (an unreachable host, a cut
+        network) holds none of them on an instant: only the engine's thread waits on it.
+        Past the window the estimate is carried at the slowest rate, never ahead of the
+        server (invariant 6).
+        """
+        synced = self._synced
+        if synced is None:
+            return self.now()
+        elapsed = time.monotonic() - synced[0]
+        if 0 <= elapsed < self.resync:
+            return synced[1] + timedelta(seconds=elapsed)
+        return self._carry(synced, time.monotonic())
 
     @classmethod
     def _carry(cls, reading: tuple[float, datetime], until: float) -> datetime:
@@ -129,6 +149,12 @@ class DatabaseClock:
     def read(self) -> datetime:
         """One reading of the server's clock; the local clock where the server has none."""
         return store.of(self.using).read_now()
+
+
+def estimate_of(clock: Clock) -> Callable[[], datetime]:
+    """How a thread other than the engine's reads ``clock``: never waiting on the server
+    (``DatabaseClock.estimate``); any other clock as it is."""
+    return clock.estimate if isinstance(clock, DatabaseClock) else clock.now
 
 
 def default_clock(using: str | None = None) -> Clock:

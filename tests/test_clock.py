@@ -356,3 +356,24 @@ def test_without_any_reading_a_failed_one_raises(monkeypatch):
     monkeypatch.setattr(clock, "read", unreachable)
     with pytest.raises(OperationalError):
         clock.now()
+
+
+def test_the_estimate_never_reads_the_server_after_the_first_reading(monkeypatch):
+    """What the start timer and the try threads read: within the window as ``now`` would,
+    past it carried at the slowest rate (never ahead of the server), and never a round trip,
+    so a server that hangs holds only the engine's thread, which reads it (``refresh``)."""
+    clock = DatabaseClock(resync=5.0)
+    server = ScriptedServer(monkeypatch, clock)
+    first = clock.estimate()  # no reading yet: the first is taken
+    reads = []
+    monkeypatch.setattr(clock, "read", lambda: reads.append(1) or server.read())
+    server.advance(2.0)
+    assert clock.estimate() == first + timedelta(seconds=2.0)
+    server.advance(58.0)  # twelve windows past the reading
+    carried = clock.estimate()
+    assert first < carried <= server.server
+    assert server.server - carried < timedelta(milliseconds=15)  # 200 ppm of a minute
+    assert reads == []
+    clock.refresh(within=1.0)  # the engine's thread reads it
+    assert reads == [1]
+    assert clock.estimate() == server.server

@@ -2,9 +2,10 @@
 
 A try claimed before its start time (``CADENCE_CLAIM_AHEAD``, docs/design.md "The engine")
 waits here. One thread sleeps until the earliest start and hands every try whose start has
-come to ``launch``, all at once. The instant is read from the engine clock, which is never
-ahead of the database server's (invariant 6: never early), and re-read at least every
-``START_TIMER_STEP`` so a stepped clock is followed.
+come to ``launch``, all at once. The instant is read from ``now``, the engine clock's
+estimate, which is never ahead of the database server's (invariant 6: never early) and never
+waits on the server, and re-read at least every ``START_TIMER_STEP`` so a stepped clock is
+followed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Generic, TypeVar
 
-from ..clock import Clock
 from .tuning import START_TIMER_STEP
 
 T = TypeVar("T")
@@ -30,11 +30,11 @@ class StartTimer(Generic[T]):
 
     def __init__(
         self,
-        clock: Clock,
+        now: Callable[[], datetime],
         launch: Callable[[list[T]], None],
         on_error: Callable[[Exception], None] | None = None,
     ) -> None:
-        self.clock = clock
+        self.now = now
         self.launch = launch
         # Told when ``launch`` raised: the timer goes on, and what it failed to launch is
         # its owner's to deal with (a worker that cannot make threads must be replaced).
@@ -101,7 +101,7 @@ class StartTimer(Generic[T]):
 
     def _due(self) -> list[T]:
         """Pop the items whose instant has come (call under the condition)."""
-        now = self.clock.now()
+        now = self.now()
         due = []
         while self._heap and self._heap[0][0] <= now:
             _, _, item = heapq.heappop(self._heap)
@@ -124,7 +124,7 @@ class StartTimer(Generic[T]):
                     wait = START_TIMER_STEP
                     self._drop_removed_head()  # do not wake for an item taken back
                     if self._heap:
-                        left = (self._heap[0][0] - self.clock.now()).total_seconds()
+                        left = (self._heap[0][0] - self.now()).total_seconds()
                         wait = min(wait, max(left, 0.0))
                     self._cond.wait(wait if self._heap else None)
             try:

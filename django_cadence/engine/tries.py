@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from django.db import DatabaseError, connections
 
 from .. import signals, store
-from ..clock import Clock
+from ..clock import Clock, estimate_of
 from ..executors.payloads import log_value
 from ..models import Attempt
 from . import leases, outcomes
@@ -73,6 +73,9 @@ class HeldTries:
         on_lost: Callable[[], None],
     ) -> None:
         self.clock = clock
+        # How the timer and the try threads read it: never waiting on the server, so a
+        # server that hangs holds only the engine's thread (``DatabaseClock.estimate``).
+        self.now = estimate_of(clock)
         self.concurrency = concurrency
         self.inline = inline  # run each try on the engine's thread as it is started
         self.wake = wake  # set when a try finishes
@@ -97,7 +100,7 @@ class HeldTries:
         self.stuck = StuckThreads()  # threads whose try timed out and never returned
         # Claimed ahead of their instant: started by this timer when it comes.
         self.timer: StartTimer[Held] = StartTimer(
-            clock, self._launch_all, on_error=self._launch_failed
+            self.now, self._launch_all, on_error=self._launch_failed
         )
         # Why tries whose instant came could not be started here (None: they all could).
         self.launch_failure: str | None = None
@@ -280,7 +283,7 @@ class HeldTries:
             else:
                 self._started(claim)
                 started = time.monotonic()
-                result = run_try(claim, self.clock.now)
+                result = run_try(claim, self.now)
                 self._note_runtime(time.monotonic() - started)
             self._finished(claim, result)
         finally:
@@ -299,7 +302,7 @@ class HeldTries:
         """Announce a try's start (``attempt_started``, "attempt started"), from its thread;
         in a burst (tries queued for threads), the engine's thread announces it a moment
         later, with the instant it started: the threads start the burst first."""
-        at = self.clock.now()
+        at = self.now()
         if self.queued:
             with self._done_lock:
                 self._unannounced.append((claim, at))

@@ -33,7 +33,7 @@ class Launches:
 @pytest.fixture
 def timer(clock):
     launches = Launches()
-    timer = StartTimer(clock, launches)
+    timer = StartTimer(clock.now, launches)
     timer.launches = launches
     yield timer
     timer.close()
@@ -98,13 +98,49 @@ def test_an_unreachable_server_when_the_clock_needs_a_reading_does_not_stop_the_
 
     monkeypatch.setattr(clock, "read", unreachable)
     launches = Launches()
-    timer = StartTimer(clock, launches)
+    timer = StartTimer(clock.now, launches)
     try:
         timer.add(clock.now() + timedelta(seconds=0.3), "a")
         launches.wait(1)
         assert launches.batches == [["a"]]
     finally:
         timer.close()
+
+
+@pytest.mark.django_db
+def test_a_server_that_hangs_holds_neither_the_start_timer_nor_the_try_threads(monkeypatch):
+    """The database clock's window ends while the server hangs (an unreachable host): the
+    worker's timer and try threads read the estimate (``HeldTries.now``) and launch on the
+    instant; only the engine's thread would wait on the server."""
+    from django.db import OperationalError
+
+    from django_cadence.clock import DatabaseClock
+    from django_cadence.engine.tries import HeldTries
+
+    clock = DatabaseClock(resync=0.05)
+    clock.now()
+    answer = threading.Event()
+    reads = []
+
+    def hangs():
+        reads.append(1)
+        answer.wait(10)
+        raise OperationalError("timed out")
+
+    monkeypatch.setattr(clock, "read", hangs)
+    tries = HeldTries(clock, 1, inline=False, wake=threading.Event(), on_lost=lambda: None)
+    launches = Launches()
+    timer = StartTimer(tries.now, launches)
+    try:
+        time.sleep(0.1)  # past the reading's window: ``clock.now()`` would read the server
+        timer.add(tries.now() + timedelta(seconds=0.2), "a")
+        launches.wait(1)
+        assert launches.batches == [["a"]]
+        assert reads == []
+    finally:
+        answer.set()
+        timer.close()
+        tries.close()
 
 
 def test_a_launch_that_raises_is_reported_and_the_timer_goes_on(clock):
@@ -118,7 +154,7 @@ def test_a_launch_that_raises_is_reported_and_the_timer_goes_on(clock):
             raise RuntimeError("can't start new thread")
         launches(items)
 
-    timer = StartTimer(clock, launch, on_error=errors.append)
+    timer = StartTimer(clock.now, launch, on_error=errors.append)
     try:
         timer.add(clock.now() + timedelta(seconds=1), "a")
         timer.add(clock.now() + timedelta(seconds=2), "b")
