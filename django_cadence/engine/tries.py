@@ -290,9 +290,10 @@ class HeldTries:
             held.done.set()
 
     def _too_late(self, held: Held) -> None:
-        """Leave a try unstarted whose start came ``START_LATE`` past its instant: the
-        process was paused (or starved) meanwhile, long enough for its claim to have been
-        recovered and run elsewhere. The engine hands it back, fenced by its token, at once."""
+        """Leave a try unstarted whose start came ``START_LATE`` past its instant (or its
+        claim, if later): the process was paused (or starved) meanwhile, long enough for its
+        claim to have been recovered and run elsewhere. The engine hands it back, fenced by
+        its token, at once."""
         with self._queue_lock:
             held.late = True
             self._late.append(held)
@@ -380,8 +381,8 @@ class HeldTries:
         for held in mine:
             claim = held.claim
             logger.warning(
-                "attempt handed back id=%s schedule=%s: its start came more than %g s after "
-                "its instant (was the process paused?); not started here",
+                "attempt handed back id=%s schedule=%s: its start came more than %g s late "
+                "(was the process paused?); not started here",
                 claim.attempt_id,
                 log_value(claim.schedule_name),
                 START_LATE,

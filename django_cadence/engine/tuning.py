@@ -38,11 +38,12 @@ QUEUE_TIME = 0.15
 QUEUE_MAX_ROUNDS = 16
 # A try that found no thread within this many seconds of its start is handed back.
 QUEUE_MAX_WAIT = 1.0
-# A try whose thread takes it more than this many seconds after its instant is not started
-# but handed back: a wait that long (past QUEUE_MAX_WAIT, by more than PAUSE) means the process
-# was paused or starved since its claim, long enough for its claim to have been recovered and
-# its attempt run elsewhere (docs/design.md, "Lost workers"). Its engine would learn that only
-# at its next renewal, after the try had started.
+# A try whose thread takes it more than this many seconds after its instant (or its claim,
+# for a try claimed once its instant had passed) is not started but handed back: a wait that
+# long (past QUEUE_MAX_WAIT, by more than PAUSE) means the process was paused or starved since
+# its claim, long enough for its claim to have been recovered and its attempt run elsewhere
+# (docs/design.md, "Lost workers"). Its engine would learn that only at its next renewal,
+# after the try had started.
 START_LATE = QUEUE_MAX_WAIT + PAUSE
 
 # --- starting ahead of the due instant (tries, leases) ------------------------------------
