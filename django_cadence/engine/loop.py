@@ -398,10 +398,7 @@ class Engine:
                 delay = self.tick()
                 backoff = 0.5
             except DatabaseError as exc:
-                if store.of(self.using).lost_to_a_deadlock(exc):
-                    # The server broke a deadlock with another worker's transaction by rolling
-                    # this one back: nothing went down, so no backoff, reconnect or distrust.
-                    logger.warning("deadlock, rolled back; ticking again: %s", log_value(exc))
+                if self._lost_a_deadlock(exc, ""):
                     continue
                 logger.error(
                     "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
@@ -420,6 +417,15 @@ class Engine:
                 delay = min(delay, 0.05)
             if delay > 0:
                 self._wait(stop, delay)
+
+    def _lost_a_deadlock(self, exc: DatabaseError, during: str) -> bool:
+        """True (and logged) if the server broke a deadlock with another worker's transaction
+        by rolling this tick's back: nothing went down, so the tick runs again at once, with
+        no backoff, reconnect or distrust of what the probes see."""
+        if not store.of(self.using).lost_to_a_deadlock(exc):
+            return False
+        logger.warning("deadlock%s, rolled back; ticking again: %s", during, log_value(exc))
+        return True
 
     def _wait(self, stop: threading.Event, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -498,10 +504,7 @@ class Engine:
             try:
                 self.tick()
             except DatabaseError as exc:
-                if store.of(self.using).lost_to_a_deadlock(exc):
-                    logger.warning(
-                        "deadlock while draining, rolled back; ticking again: %s", log_value(exc)
-                    )
+                if self._lost_a_deadlock(exc, " while draining"):
                     continue
                 logger.error("database unavailable while draining: %s", log_value(exc))
                 self.connection.close()

@@ -14,12 +14,13 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from benchmarks.fleet import wait_until
 from django_cadence.models import Status
 from django_cadence.store import mysql as mysql_store
 from django_cadence.store import postgresql as pg_store
-from tests.support.attempts import wait_for_status
+from tests.support.attempts import make_due, wait_for_status
 from tests.support.records import spans
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
@@ -218,10 +219,6 @@ def test_a_worker_frozen_between_its_claim_ahead_and_the_instant_never_starts_th
     frozen past its lease is recovered and run elsewhere. Thawed, the frozen worker finds the
     try's start too late (``START_LATE``) and hands it back unrun rather than start it beside
     the re-run: the job, which records each execution itself, ran once, on the other worker."""
-    from django.utils import timezone
-
-    from tests.support.attempts import make_due
-
     first = worker("A", settings=SHRUNK).wait_started()
     schedule = due_schedule(
         executor="tests.jobs.record_span",
