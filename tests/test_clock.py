@@ -24,6 +24,7 @@ import pytest
 from django.db import connection, connections
 
 import django_cadence.clock
+import django_cadence.engine.tries
 from django_cadence.clock import DatabaseClock, SystemClock, default_clock
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt, Schedule, Status
@@ -50,6 +51,16 @@ def skewed_local_clock(monkeypatch):
     monkeypatch.setattr(django_cadence.clock, "datetime", SkewedDatetime)
 
 
+@pytest.fixture
+def one_try_ahead_each(monkeypatch):
+    """Each engine holds one try claimed ahead of its instant, so two engines share each
+    second's tries. The engines wake for the same instants, from the same server clock: with
+    the full budget, the one whose wake comes a millisecond sooner claims every try, second
+    after second, and the other's clock would never be put to the test."""
+    monkeypatch.setattr(django_cadence.engine.tries, "AHEAD_TRIES", 1)
+    monkeypatch.setattr(django_cadence.engine.tries, "AHEAD_ROUNDS", 1)
+
+
 def database_now() -> datetime:
     return DatabaseClock().now()
 
@@ -74,7 +85,7 @@ def create_schedules(start: datetime) -> list[Schedule]:
 def run_engines(skews: dict[str, timedelta], seconds: float) -> list[Engine]:
     """One engine per entry, each in a thread whose local clock is off by its skew."""
     stop = threading.Event()
-    engines = [Engine(worker_id=name, max_tick=0.2, concurrency=4) for name in skews]
+    engines = [Engine(worker_id=name, max_tick=0.2, concurrency=1) for name in skews]
     errors: list[BaseException] = []
 
     def run(engine: Engine) -> None:
@@ -122,7 +133,9 @@ def test_the_engine_clock_is_the_database_server_except_on_sqlite():
     assert isinstance(Engine().clock, expected)
 
 
-def test_a_local_clock_five_minutes_off_neither_fires_early_nor_twice(skewed_local_clock, caplog):
+def test_a_local_clock_five_minutes_off_neither_fires_early_nor_twice(
+    skewed_local_clock, one_try_ahead_each, caplog
+):
     if connection.vendor == "sqlite":
         # One engine per database file, on the database's host: the local clock is the
         # engine clock, and there is no second engine to disagree with it.
