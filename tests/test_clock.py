@@ -53,10 +53,12 @@ def skewed_local_clock(monkeypatch):
 
 @pytest.fixture
 def one_try_ahead_each(monkeypatch):
-    """Each engine holds one try claimed ahead of its instant, so two engines share each
-    second's tries. The engines wake for the same instants, from the same server clock: with
-    the full budget, the one whose wake comes a millisecond sooner claims every try, second
-    after second, and the other's clock would never be put to the test."""
+    """Each engine, with its one thread (``run_engines``), holds one try claimed ahead of its
+    instant, so two engines share each second's tries (more threads would raise the budget
+    to one round of them once the tries' run time is known, ``HeldTries.ahead_budget``).
+    The engines wake for the same instants, from the same server clock: with the full
+    budget, the one whose wake comes a millisecond sooner claims every try, second after
+    second, and the other's clock would never be put to the test."""
     monkeypatch.setattr(django_cadence.engine.tries, "AHEAD_TRIES", 1)
     monkeypatch.setattr(django_cadence.engine.tries, "AHEAD_ROUNDS", 1)
 
@@ -85,6 +87,7 @@ def create_schedules(start: datetime) -> list[Schedule]:
 def run_engines(skews: dict[str, timedelta], seconds: float) -> list[Engine]:
     """One engine per entry, each in a thread whose local clock is off by its skew."""
     stop = threading.Event()
+    # One thread each: with ``one_try_ahead_each``, no engine can claim a whole second's tries.
     engines = [Engine(worker_id=name, max_tick=0.2, concurrency=1) for name in skews]
     errors: list[BaseException] = []
 
