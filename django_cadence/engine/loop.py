@@ -76,13 +76,14 @@ class Engine:
         self._horizon: datetime | None = None
         self.claimed_last_tick = 0
         self._wake = threading.Event()  # a try finished, or a notice came: tick now
-        self._lost_workers = LostWorkerWatch(self.worker_id, using)
+        self._lost_workers = LostWorkerWatch(self.worker_id, using, now=self.clock.now)
         self.tries = HeldTries(
             self.clock,
             self.concurrency,
             inline=inline,
             wake=self._wake,
             on_lost=self._lost_workers.check_soon,
+            may_start=self._lost_workers.own.may_start,
         )
         self.connection = EngineConnection(using)
         self._next_heartbeat: datetime | None = None
@@ -181,10 +182,10 @@ class Engine:
                 ahead_slots=ahead_slots,
             )
             self.claimed_last_tick += len(claims)
-            if claims:
-                self._lost_workers.started_tries(self.clock.now())
             for claim in claims:
                 self.tries.start(claim)
+            if claims:
+                self._lost_workers.started_tries(self.clock.now(), self.ahead.total_seconds())
             if self.inline:
                 self.tries.record_finished()
             if len(claims) < slots + ahead_slots:
@@ -266,6 +267,7 @@ class Engine:
         taken its session lock again."""
         if self._lost_workers.probe(now, has_tries=bool(self.tries)):
             self._renew(now)
+            self._lost_workers.reasserted()
 
     def _sleep_seconds(self, now: datetime) -> float:
         """Until the earliest thing this engine must do, bounded by the maximum tick."""

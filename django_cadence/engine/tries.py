@@ -37,10 +37,18 @@ from .tuning import (
     QUEUE_MAX_RUNTIME,
     QUEUE_MAX_WAIT,
     QUEUE_TIME,
+    START_CONFIRMED,
     START_LATE,
 )
 
 logger = logging.getLogger("django_cadence.engine")
+
+# Why a thread did not start a try it took (``HeldTries._unstarted``), as logged.
+LATE = f"its start came more than {START_LATE:g} s late (was the process paused?)"
+UNCONFIRMED = (
+    f"its worker's session lock was not seen held within {START_CONFIRMED:g} s "
+    "(was the process paused, or its session cut?)"
+)
 
 
 @dataclass
@@ -57,7 +65,8 @@ class Held:
     waiting: bool = False  # claimed ahead: on the start timer until its instant
     # Monotonic: a thread that takes it later than this does not start it (``START_LATE``).
     start_by: float = float("inf")
-    late: bool = False  # its thread found it too late to start: to be handed back unrun
+    # Why its thread did not start it (too late, its lock not seen held): handed back unrun.
+    unstarted: str | None = None
 
 
 class HeldTries:
@@ -71,6 +80,7 @@ class HeldTries:
         inline: bool,
         wake: threading.Event,
         on_lost: Callable[[], None],
+        may_start: Callable[[], bool] = lambda: True,
     ) -> None:
         self.clock = clock
         # How the timer and the try threads read it: never waiting on the server, so a
@@ -80,6 +90,9 @@ class HeldTries:
         self.inline = inline  # run each try on the engine's thread as it is started
         self.wake = wake  # set when a try finishes
         self.on_lost = on_lost  # a fenced write of a try matched nothing
+        # Whether a try may start now, asked by its thread: its worker's session lock was
+        # seen held moments ago (``OwnLock.may_start``).
+        self.may_start = may_start
         # By claim token, not attempt: a try whose attempt was recovered from under it (its
         # session cut) may still be running here when this worker claims the attempt again.
         self.held: dict[str, Held] = {}
@@ -91,7 +104,7 @@ class HeldTries:
         self.runtime_avg: float | None = None  # moving average of the tries' run time
         self._done: list[tuple[Claim, TryResult]] = []
         self._done_lock = threading.Lock()
-        # Tries whose thread found them too late to start (``START_LATE``), to hand back.
+        # Tries whose thread did not start them (``_unstarted``), to hand back.
         self._late: list[Held] = []
         # Starts of a burst, announced by the engine's thread (``announce_starts``).
         self._unannounced: list[tuple[Claim, datetime]] = []
@@ -278,7 +291,10 @@ class HeldTries:
                 # Replaced or timed out while it waited for a thread: it never started.
                 result = TryResult("error", error="cancelled before it started")
             elif time.monotonic() > held.start_by:
-                self._too_late(held)
+                self._unstarted(held, LATE)
+                return
+            elif not self.may_start():
+                self._unstarted(held, UNCONFIRMED)
                 return
             else:
                 self._started(claim)
@@ -289,13 +305,13 @@ class HeldTries:
         finally:
             held.done.set()
 
-    def _too_late(self, held: Held) -> None:
-        """Leave a try unstarted whose start came ``START_LATE`` past its instant (or its
-        claim, if later): the process was paused (or starved) meanwhile, long enough for its
-        claim to have been recovered and run elsewhere. The engine hands it back, fenced by
-        its token, at once."""
+    def _unstarted(self, held: Held, why: str) -> None:
+        """Leave a try unstarted that may have been recovered and run elsewhere: its start
+        came ``START_LATE`` past its instant (or its claim, if later), or its worker's lock
+        was not seen held lately (``START_CONFIRMED``); the process was paused, or starved,
+        or its session cut. The engine hands it back, fenced by its token, at once."""
         with self._queue_lock:
-            held.late = True
+            held.unstarted = why
             self._late.append(held)
         self.wake.set()
 
@@ -371,23 +387,30 @@ class HeldTries:
         self.release_late()
 
     def release_late(self) -> None:
-        """Hand back, unrun, the tries whose start came too late (``_too_late``)."""
+        """Hand back, unrun, the tries their threads did not start (``_unstarted``); they
+        stay held until the hand-back is written, to be handed back again if it failed."""
         with self._queue_lock:
             late, self._late = self._late, []
-        mine = [held for held in late if self.held.pop(held.claim.token, None) is held]
+        mine = [held for held in late if self.held.get(held.claim.token) is held]
         if not mine:
             return
-        now = self.clock.now()
+        try:
+            leases.release([held.claim for held in mine], self.clock.now())
+        except Exception:
+            with self._queue_lock:
+                self._late[:0] = mine
+            raise
         for held in mine:
+            self.held.pop(held.claim.token, None)
             claim = held.claim
             logger.warning(
-                "attempt handed back id=%s schedule=%s: its start came more than %g s late "
-                "(was the process paused?); not started here",
+                "attempt handed back id=%s schedule=%s: %s; not started here",
                 claim.attempt_id,
                 log_value(claim.schedule_name),
-                START_LATE,
+                held.unstarted,
             )
-        leases.release([held.claim for held in mine], now)
+        if any(held.unstarted == UNCONFIRMED for held in mine):
+            self.on_lost()  # its lock may be gone: look at it before claiming again
 
     def next_handback(self, now: datetime) -> datetime | None:
         """When a try queued now would be handed back, if any is queued."""
@@ -503,7 +526,7 @@ class HeldTries:
             for token, held in self.held.items()
             if now >= held.claim.deadline
             and held.queued_at is None
-            and not (held.waiting or held.late)
+            and not (held.waiting or held.unstarted)
         ]
         for token, held in expired:
             claim = held.claim

@@ -1,6 +1,7 @@
 """Lost workers by session lock, on SQLite at start, and the crash-loop backoff, on the fake
 clock (docs/design.md, "Lost workers")."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -192,3 +193,50 @@ def test_after_a_reconnect_an_idle_worker_looks_at_its_own_lock_before_it_claims
     assert watch.probe(clock.now(), has_tries=False) is True  # nothing runs; it looked anyway
     assert watch.may_claim()
     assert liveness.still_held("w-survivor")
+
+
+@servers_only
+def test_a_lock_first_seen_gone_counts_from_after_the_look(schedule_at, clock):
+    """A window counted from before the look (the tick's ``now``) could end before the lock
+    had been gone that long; the gone worker's tries start on a sighting of their own lock
+    up to START_CONFIRMED old, so the window must not be shortened."""
+    from datetime import timedelta
+
+    from django_cadence.engine.lost_workers import LostWorkerWatch
+    from django_cadence.engine.tuning import LIVENESS_PROBE
+
+    looked_after = timedelta(seconds=0.3)  # a slow tick: its look came 0.3 s after its now
+    survivor = LostWorkerWatch("w-slow", now=lambda: clock.now() + looked_after)
+    survivor.start(clock.now())
+    workers.register("w-slow", clock.now(), concurrency=1, session_lock=True)
+    claim = running_on_a_worker_without_its_lock(schedule_at, clock)
+    try:
+        seen = []
+        for _ in range(4):
+            survivor.probe(clock.now(), has_tries=False)
+            seen.append(Attempt.objects.get(pk=claim.attempt_id).status)
+            clock.advance(LIVENESS_PROBE)
+    finally:
+        survivor.stop()
+    assert seen == ["running", "running", "running", "pending"]  # 1.5 s on, not 1 s
+
+
+@servers_only
+def test_a_worker_whose_thread_saw_its_lock_gone_reasserts_before_a_try_starts(clock, watch):
+    """A try thread found the lock gone (``OwnLock.may_start``): the engine's next probe
+    owes a re-assertion even if the lock is held by then, and no try starts before it."""
+    watch.own.seen_gone()
+    assert not watch.own.may_start()
+    assert watch.probe(clock.now(), has_tries=True) is True
+    assert not watch.own.may_start()  # until the engine has re-asserted its tries
+    watch.reasserted()
+    assert watch.own.may_start()
+
+
+@servers_only
+def test_a_worker_holding_tries_keeps_its_own_sighting_fresh_with_its_probes(clock, watch):
+    from django_cadence.engine.tuning import START_CONFIRMED
+
+    watch.own.held_since(time.monotonic() - 10)
+    watch.probe(clock.now(), has_tries=True)
+    assert watch.own.age() < START_CONFIRMED

@@ -11,6 +11,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 
 from django_cadence import services, signals
 from django_cadence.conf import cadence_settings
@@ -364,6 +365,42 @@ def test_a_try_whose_start_comes_too_late_is_handed_back_unrun_and_claimed_afres
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.tries) == (Status.SUCCEEDED, 1)
     assert jobs.CALLS == ["late"]
+
+
+@pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: the servers")
+def test_a_try_whose_worker_lost_its_session_lock_while_paused_is_handed_back_unrun(
+    schedule_at, clock, threaded_engine, caplog
+):
+    """A process paused between the claim and the instant while its lock session was cut
+    may have lost the claim to a recovery, well within START_LATE: its thread finds its
+    last sighting of the lock stale, asks the server, finds the lock gone and leaves the try
+    unrun. The engine hands it back, takes its lock again, and claims it afresh: it runs
+    once (design.md, "Lost workers")."""
+    schedule = recording(schedule_at, label="cut")
+    engine = threaded_engine(concurrency=2)
+    watch = engine._lost_workers
+    watch.start(clock.now())
+    try:
+        clock.advance(seconds=59.7)
+        engine.tick()
+        (held,) = engine.tries.held.values()
+        watch.session_lock._session.close()  # the server ended its lock session
+        watch.own.held_since(time.monotonic() - 5)  # what a pause of 5 s leaves
+        clock.advance(seconds=0.3)
+        wait_until(lambda: held.done.is_set())
+        assert jobs.CALLS == []
+        with caplog.at_level(logging.INFO, logger="django_cadence"):
+            engine.tick()  # hands it back, takes its lock again, claims it afresh
+        assert "attempt handed back" in caplog.text
+        assert "session lock was not seen held within 0.75 s" in caplog.text
+        assert "session lock taken again" in caplog.text
+        wait_until(lambda: engine.tries.has_unrecorded())
+        engine.tick()
+    finally:
+        watch.stop()
+    attempt = schedule.attempts.get()
+    assert (attempt.status, attempt.tries) == (Status.SUCCEEDED, 1)
+    assert jobs.CALLS == ["cut"]
 
 
 def test_a_lost_workers_try_claimed_ahead_is_recovered_pending_until_its_instant(

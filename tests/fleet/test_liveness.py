@@ -17,7 +17,8 @@ from django.db import connection
 from django.utils import timezone
 
 from benchmarks.fleet import wait_until
-from django_cadence.models import Status
+from django_cadence.engine.tuning import START_LATE
+from django_cadence.models import Attempt, Status
 from django_cadence.store import mysql as mysql_store
 from django_cadence.store import postgresql as pg_store
 from tests.support.attempts import make_due, wait_for_status
@@ -250,6 +251,63 @@ def test_a_worker_frozen_between_its_claim_ahead_and_the_instant_never_starts_th
     ]
     time.sleep(1)  # A's timer and threads have run since the thaw
     assert len(spans(tmp_path)) == 1
+
+
+@servers_only
+def test_a_worker_frozen_and_cut_off_before_the_instant_never_starts_the_recovered_try(
+    worker, due_schedule, tmp_path
+):
+    """design.md, "Lost workers": a worker frozen holding a try claimed ahead, while its
+    session is cut, loses the try to a recovery within the liveness window, and thaws before
+    ``START_LATE`` has passed. Its timer finds the instant come, but a try starts only while
+    the worker has seen its own lock held within ``START_CONFIRMED``: the thread asks the
+    server, finds the lock gone, and hands the try back unrun. The job, which records each
+    execution itself, ran once, on the other worker."""
+    running, ahead = tmp_path / "running", tmp_path / "ahead"
+    running.mkdir()
+    ahead.mkdir()
+    # Claimed 1.5 s ahead, so that the recovery comes before the instant and the thaw after.
+    first = worker("A", concurrency=2, settings={"CADENCE_CLAIM_AHEAD": 1.5}).wait_started()
+    long_job = due_schedule(
+        executor="tests.jobs.record_span", payload={"seconds": 30, "directory": str(running)}
+    )
+    wait_for_status(long_job, Status.RUNNING, worker="A", timeout=20)
+    survivor = worker("B").wait_started()  # probes A's lock every half second: A runs a try
+    schedule = due_schedule(
+        executor="tests.jobs.record_span",
+        payload={"seconds": 0.2, "directory": str(ahead)},
+        due=False,
+    )
+    make_due(schedule, ago=-timedelta(seconds=3))
+    claimed = wait_for_status(schedule, Status.RUNNING, worker="A", timeout=10)
+    first.send(signal.SIGSTOP)
+    cut_lock_session("A")
+    instant = claimed.started_at
+    assert instant > timezone.now(), "claimed on its instant, not ahead of it"
+
+    wait_until(
+        lambda: Attempt.objects.filter(pk=claimed.pk, recoveries=1).exists(),
+        timeout=10,
+        message="B to recover A's tries",
+    )
+    wait_until(lambda: timezone.now() > instant + timedelta(seconds=0.3), timeout=5)
+    first.send(signal.SIGCONT)
+    thawed_late_by = (timezone.now() - instant).total_seconds()
+    assert thawed_late_by < START_LATE - 0.5, "thawed too late to need its lock seen held"
+
+    wait_until(
+        lambda: re.search("attempt (handed back|lost)", first.output()),
+        timeout=10,
+        message="A to let the try go",
+    )
+    done = wait_for_status(schedule, Status.SUCCEEDED, timeout=20)
+    assert [(e["worker"], e["result"]) for e in done.history] == [
+        ("A", "lost"),
+        ("B", "succeeded"),
+    ]
+    time.sleep(1)  # A's timer and threads have run since the thaw
+    assert [run["pid"] for run in spans(ahead)] == [survivor.pid]
+    print(f"\n{connection.vendor}: A thawed {thawed_late_by:.2f} s after the instant")
 
 
 def _ended(span):
