@@ -17,7 +17,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import DatabaseError
 
@@ -32,6 +32,7 @@ from .tuning import (
     RECONNECT_BACKOFF_IDLE,
     RECOVERY_PROBE,
     RESTART_WINDOW,
+    SIGHTING_SLACK,
     START_CONFIRMED,
 )
 
@@ -47,8 +48,9 @@ class LostWorkerWatch:
     ) -> None:
         self.worker_id = worker_id
         self.using = using
-        # Read after each look, so a lock first seen gone counts from no earlier than the
-        # look (None: from the probe's ``now``, as the fake clock's tests pass it).
+        # Read after a look that saw a lock gone: a slow tick's sighting counts from no
+        # earlier than ``SIGHTING_SLACK`` before it (None: the probe's ``now``, as the fake
+        # clock's tests pass it).
         self._now = now
         self.session_lock: liveness.SessionLock | None = None  # None: leases alone
         self.own = OwnLock(worker_id, using)  # when its own lock was last seen held
@@ -154,7 +156,10 @@ class LostWorkerWatch:
                 reassert = True
             else:
                 self.own.seen_held(sent_at)
-        lost = self._lost(gone, now, self._now() if self._now and gone else now)
+        seen = now
+        if self._now is not None and gone:
+            seen = max(now, self._now() - timedelta(seconds=SIGHTING_SLACK))
+        lost = self._lost(gone, now, seen)
         trusted = self.trusted_from is None or now >= self.trusted_from
         cutoff = now - cadence_settings.RECOVERY_GRACE
         expired = trusted and any(lease and lease < cutoff for lease in running.values())
@@ -170,9 +175,10 @@ class LostWorkerWatch:
 
     def _lost(self, gone: set[str], now: datetime, seen: datetime) -> set[str]:
         """The workers seen without their lock for the liveness window, by trusted probes.
-        A first sighting counts from ``seen``, read once the look had returned: a window
-        counted from before the look could end before the lock had been gone that long,
-        and this worker's tries start on a sighting of their own lock (:mod:`.own_lock`)."""
+        A first sighting counts from ``seen``: the probe's ``now``, or ``SIGHTING_SLACK``
+        before the look returned if that is later. A window counted from long before the
+        look could end before the lock had been gone that long, and a worker's tries start
+        on a sighting of its own lock (:mod:`.own_lock`)."""
         if self.trusted_from is not None and now < self.trusted_from:
             self.gone_since.clear()
             return set()

@@ -76,13 +76,18 @@ LIVENESS_PROBE = timedelta(seconds=0.5)
 # How long another worker's lock must be seen gone, by probes of a connected engine, before
 # its running attempts are recovered: a cut worker finds out and takes it again within a probe.
 LIVENESS_WINDOW = timedelta(seconds=1)
+# A lock first seen gone counts from the probe's reading of the clock, taken as its tick
+# began, unless the look returned more than this many seconds after it (a slow tick): then
+# from this long before the look returned. So the window is never shortened by more than
+# this, and probes half a second apart still recover on the third (the window's end).
+SIGHTING_SLACK = 0.1
 # A try starts only while its worker has seen its own session lock held within this many
 # seconds (counted from when the look was sent; ``own_lock``): another worker recovers its
-# tries only once it has seen that lock gone for LIVENESS_WINDOW, counted from after a look
-# of its own. The rest of the window covers the two engines' clock estimates and the moment
-# between the check and the job's start. Its probes, every LIVENESS_PROBE while it holds
-# tries, keep the sighting this fresh; a thread that finds it older looks itself.
-START_CONFIRMED = LIVENESS_WINDOW.total_seconds() - 0.25
+# tries only once it has seen that lock gone for LIVENESS_WINDOW, less SIGHTING_SLACK at
+# most. The rest covers the two engines' clock estimates and the moment between the check
+# and the job's start. Its probes, every LIVENESS_PROBE while it holds tries, keep the
+# sighting this fresh; a thread that finds it older looks itself.
+START_CONFIRMED = LIVENESS_WINDOW.total_seconds() - SIGHTING_SLACK - 0.15
 # After this engine's own reconnect, how long it trusts no sighting of a lost lock and no
 # expired lease: longer than a worker's reconnect backoff while it holds tries
 # (``RECONNECT_BACKOFF_HOLDING``), so that a live worker is back, locked and re-asserted first.

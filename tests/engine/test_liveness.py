@@ -196,16 +196,24 @@ def test_after_a_reconnect_an_idle_worker_looks_at_its_own_lock_before_it_claims
 
 
 @servers_only
-def test_a_lock_first_seen_gone_counts_from_after_the_look(schedule_at, clock):
-    """A window counted from before the look (the tick's ``now``) could end before the lock
-    had been gone that long; the gone worker's tries start on a sighting of their own lock
-    up to START_CONFIRMED old, so the window must not be shortened."""
+@pytest.mark.parametrize(
+    ("look_returned_after", "recovered_on"),
+    [(0.05, "the third probe, 1 s on"), (0.3, "the fourth probe, 1.5 s on")],
+)
+def test_a_lock_first_seen_gone_counts_from_no_earlier_than_the_slack_before_the_look(
+    schedule_at, clock, look_returned_after, recovered_on
+):
+    """A window counted from long before the look (a slow tick's ``now``) could end before
+    the lock had been gone that long; the gone worker's tries start on a sighting of their
+    own lock up to START_CONFIRMED old, so the window is shortened by SIGHTING_SLACK at most.
+    A look within the slack keeps the recovery on the window's third probe."""
     from datetime import timedelta
 
     from django_cadence.engine.lost_workers import LostWorkerWatch
-    from django_cadence.engine.tuning import LIVENESS_PROBE
+    from django_cadence.engine.tuning import LIVENESS_PROBE, SIGHTING_SLACK
 
-    looked_after = timedelta(seconds=0.3)  # a slow tick: its look came 0.3 s after its now
+    assert SIGHTING_SLACK == 0.1
+    looked_after = timedelta(seconds=look_returned_after)
     survivor = LostWorkerWatch("w-slow", now=lambda: clock.now() + looked_after)
     survivor.start(clock.now())
     workers.register("w-slow", clock.now(), concurrency=1, session_lock=True)
@@ -218,7 +226,9 @@ def test_a_lock_first_seen_gone_counts_from_after_the_look(schedule_at, clock):
             clock.advance(LIVENESS_PROBE)
     finally:
         survivor.stop()
-    assert seen == ["running", "running", "running", "pending"]  # 1.5 s on, not 1 s
+    probes = ["the third probe, 1 s on", "the fourth probe, 1.5 s on"]
+    assert seen[:2] == ["running", "running"]
+    assert probes[seen.index("pending") - 2] == recovered_on
 
 
 @servers_only
