@@ -152,7 +152,8 @@ class LostWorkerWatch:
                 reassert = self._take_lock_again(now)
             elif self._unasserted is not None or self.own.gone:
                 # Held again (a re-assertion failed, or a try thread saw it gone): re-assert.
-                self._unasserted = min(self._unasserted or sent_at, sent_at)
+                if self._unasserted is None:  # else: held since the earlier re-take
+                    self._unasserted = sent_at
                 reassert = True
             else:
                 self.own.seen_held(sent_at)

@@ -11,7 +11,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 
 from django_cadence import services, signals
 from django_cadence.conf import cadence_settings
@@ -365,6 +365,34 @@ def test_a_try_whose_start_comes_too_late_is_handed_back_unrun_and_claimed_afres
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.tries) == (Status.SUCCEEDED, 1)
     assert jobs.CALLS == ["late"]
+
+
+def test_an_unstarted_try_whose_hand_back_failed_stays_held_and_is_handed_back_next_time(
+    schedule_at, clock, threaded_engine, monkeypatch
+):
+    """The hand-back of a try its thread left unrun fails (the database went away): the try
+    stays held, so the next tick hands it back, rather than leave it running unowned until
+    a recovery."""
+    schedule = recording(schedule_at, label="late")
+    engine = ticked_ahead(threaded_engine, clock)
+    (held,) = engine.tries.held.values()
+    held.start_by = time.monotonic()  # what a freeze of the process past START_LATE leaves
+    clock.advance(seconds=0.3)
+    wait_until(lambda: held.done.is_set())
+    release = leases.release
+
+    def server_gone_once(claims, now):
+        monkeypatch.setattr(leases, "release", release)
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(leases, "release", server_gone_once)
+    with pytest.raises(OperationalError):
+        engine.tries.release_late()
+    assert engine.in_flight == 1
+    engine.tries.release_late()
+    assert engine.in_flight == 0
+    assert schedule.attempts.get().status == Status.PENDING
+    assert jobs.CALLS == []
 
 
 @pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: the servers")
