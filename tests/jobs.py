@@ -295,3 +295,14 @@ def record_start(context: Any) -> str:
 
     Effect.objects.create(key=f"{context.schedule_name}|{context.occurrence_at.isoformat()}")
     return "recorded"
+
+
+@job(delivery="atomic")
+def record_span_in_transaction(directory: str, seconds: float, context: Any) -> str:
+    """``record_span`` inside the try's own transaction, after inserting its ``Effect``: a
+    session of the worker inside a transaction that holds a row lock another run of the same
+    occurrence needs (the unique key), as a network cut may find it."""
+    from tests.models import Effect
+
+    Effect.objects.create(key=context.idempotency_key)
+    return record_span(directory, seconds, context)

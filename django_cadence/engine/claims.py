@@ -44,6 +44,9 @@ class Claim:
     history: list[dict[str, Any]]
     pause_after_failures: int | None
     cancel_event: threading.Event = field(default_factory=threading.Event)
+    # True while the job's own code runs (in its thread, or its child process alive): what
+    # the watchdog may not let outlive the claim (the engine's fenced writes after it may).
+    in_job: bool = field(default=False, init=False)
     _context: calling.AttemptContext | None = field(default=None, init=False, repr=False)
 
     @property

@@ -51,7 +51,7 @@ def run_try(claim: Claim, now_for_commit: Callable[[], datetime]) -> TryResult:
         func = allow_list.resolve(claim.executor)
         if claim.delivery == "atomic":
             return _run_atomic(claim, func, now_for_commit)
-        value = calling.call(func, claim.payload, claim.context())
+        value = _call(claim, func)
         return TryResult("ok", outcome_or_none(value))
     except ExecutorNotAllowed as exc:
         # Retrying cannot fix it: only an operator or a deploy can (docs/design.md, Executors).
@@ -77,13 +77,22 @@ def _run_atomic(
 
     try:
         with transaction.atomic(using=store.alias()):
-            value = outcome_or_none(calling.call(func, claim.payload, claim.context()))
+            value = outcome_or_none(_call(claim, func))
             if not record_success(claim, value, now_for_commit(), announce=False):
                 raise LostLease
     except LostLease:
         return TryResult("lost")
     announce_success(claim)  # receivers hear of the success once it is committed
     return TryResult("ok", value, committed=True)
+
+
+def _call(claim: Claim, func: Callable[..., Any]) -> Any:
+    """Call the job, saying while it runs (``Claim.in_job``)."""
+    claim.in_job = True
+    try:
+        return calling.call(func, claim.payload, claim.context())
+    finally:
+        claim.in_job = False
 
 
 def _describe(exc: BaseException) -> str:
@@ -151,6 +160,7 @@ def _run_in_process(claim: Claim) -> TryResult:
         name=f"cadence-attempt-{claim.attempt_id}",
         daemon=True,
     )
+    claim.in_job = True
     process.start()
     child.close()
     try:
@@ -171,4 +181,6 @@ def _run_in_process(claim: Claim) -> TryResult:
     finally:
         if process.is_alive():
             process.kill()
+            process.join(5)
+        claim.in_job = process.is_alive()
         parent.close()

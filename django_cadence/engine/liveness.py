@@ -21,8 +21,6 @@ import logging
 from collections.abc import Collection
 from typing import Any
 
-from django.db import DatabaseError
-
 from .. import store
 from ..conf import cadence_settings
 from ..executors.payloads import log_value
@@ -54,7 +52,7 @@ class SessionLock:
         st = store.of(self.using)
         try:
             session = st.open_session()
-        except DatabaseError as exc:
+        except Exception as exc:  # noqa: BLE001 - the driver's own errors too: leases protect
             logger.warning("session lock unavailable worker=%s: %s", self.worker_id, log_value(exc))
             return False
         try:

@@ -27,12 +27,13 @@ from .. import store
 from ..clock import Clock, DatabaseClock, default_clock, log_clock_skew
 from ..conf import cadence_settings
 from ..executors.payloads import log_value
-from . import leases, next_event, planner, stuck, workers
+from . import leases, next_event, planner, recovery, stuck, workers
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
 from .tries import HeldTries
 from .tuning import CLOCK_REFRESH, FINISH_WINDOW, PAUSE, QUEUE_HOLD
+from .watchdog import ClaimWatchdog
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -85,7 +86,13 @@ class Engine:
             on_lost=self._lost_workers.check_soon,
             may_start=self._lost_workers.own.may_start,
         )
+        # Stops a try once this worker can no longer prove its claim (a network cut): an
+        # inline engine's tries run on its own thread, between its statements.
+        self.watchdog = None if inline else ClaimWatchdog(self.tries, worker_id=self.worker_id)
         self.connection = EngineConnection(using)
+        # Monotonic, taken just before this tick read the engine clock: a lease the tick
+        # writes counts from that reading, so the watchdog counts from here.
+        self._now_read_at = time.monotonic()
         self._next_heartbeat: datetime | None = None
         self._renewed_at = time.monotonic()  # the last lease renewal, on the monotonic clock
         self._due = next_event.DueWatch()
@@ -101,8 +108,10 @@ class Engine:
         reset_queries()
         if isinstance(self.clock, DatabaseClock):
             self.clock.refresh(within=CLOCK_REFRESH)
+        self._now_read_at = time.monotonic()
         now = self.clock.now()
         self._renew_after_a_pause()
+        self._give_up_expired(now)
         self._record_finished_tries()
         self._enforce_timeouts(now)
         if self._renewal_due(now):
@@ -115,6 +124,16 @@ class Engine:
         return self._sleep_seconds(self.clock.now())
 
     # --- the steps of a tick ---------------------------------------------------------------
+
+    def _give_up_expired(self, now: datetime) -> None:
+        """Write the loss of the tries the watchdog stopped (their claims could no longer be
+        proven: docs/design.md, "A worker cut off from its database") once their threads are
+        done, fenced: pending again or dead-lettered, as another worker's recovery would."""
+        self.tries.take_expired()
+        claims = self.tries.giving_up()
+        if claims:
+            recovery.give_up([(c.attempt_id, c.token) for c in claims], now)
+            self.tries.given_up(claims)
 
     def _record_finished_tries(self) -> None:
         """Write the outcomes of the tries that ended; hand back those that waited too long
@@ -171,7 +190,8 @@ class Engine:
             if slots + ahead_slots <= 0:
                 return
             # The clock, not an instant: a try's started_at, lease and deadline count from
-            # the moment its row is locked.
+            # the moment its row is locked, after ``sent``.
+            sent = time.monotonic()
             claims = leases.claim(
                 self.clock.now,
                 worker=self.worker_id,
@@ -183,9 +203,11 @@ class Engine:
             )
             self.claimed_last_tick += len(claims)
             for claim in claims:
-                self.tries.start(claim)
+                self.tries.start(claim, confirmed_at=sent)
             if claims:
                 self._lost_workers.started_tries(self.clock.now(), self.ahead.total_seconds())
+                if self.watchdog is not None:
+                    self.watchdog.poke()
             if self.inline:
                 self.tries.record_finished()
             if len(claims) < slots + ahead_slots:
@@ -256,9 +278,14 @@ class Engine:
             )
 
     def _renew(self, now: datetime) -> None:
-        """Renew (and so re-assert) every lease held; stop the tries it no longer holds."""
-        renewal = leases.renew(self.tries.claims(), now, worker=self.worker_id)
+        """Renew (and so re-assert) every lease held; stop the tries it no longer holds. The
+        renewed leases count from this tick's reading of the clock (``_now_read_at``)."""
+        claims = self.tries.claims()
+        renewal = leases.renew(claims, now, worker=self.worker_id)
         self._renewed_at = time.monotonic()
+        self.tries.confirm(
+            (c.token for c in claims if c.token not in renewal.lost), self._now_read_at
+        )
         self.tries.cancel_revoked(renewal.revoked)
         self.tries.lose(renewal.lost, "its lease was taken over")
 
@@ -354,6 +381,8 @@ class Engine:
         if on_start is not None:
             on_start(self)
         self._lost_workers.start(self.clock.now())
+        if self.watchdog is not None:
+            self.watchdog.start()
         self._registered = False
         with contextlib.suppress(DatabaseError):
             workers.register(
@@ -378,6 +407,8 @@ class Engine:
                     workers.stopped(self.worker_id, self.clock.now())
             if listener:
                 listener.stop()
+            if self.watchdog is not None:
+                self.watchdog.stop()
             self._lost_workers.stop()
             lock.release()
             logger.info("engine stopped worker=%s", self.worker_id)

@@ -35,6 +35,7 @@ logger = logging.getLogger("django_cadence.recovery")
 LEASE_EXPIRED = "its lease expired"
 SESSION_ENDED = "its database session ended"
 ENGINE_RESTARTED = "its engine stopped without handing it back"
+GAVE_UP = "its worker could not renew its lease in time and stopped it"
 
 
 def running_by_worker() -> dict[str, datetime]:
@@ -84,15 +85,38 @@ def recover(
             expired = now - cadence_settings.RECOVERY_GRACE
             found = [a for a in found if a.worker in still or _expired(a, expired)]
             lost &= still
-        recovered = [_decide(a, now, _cause(a, lost, everything)) for a in found]
-        if recovered:
-            Attempt.objects.recovered(recovered, now=now)
+        recovered = _write([_decide(a, now, _cause(a, lost, everything)) for a in found], now)
+    _after(recovered)
+    return len(found)
+
+
+def give_up(claims: Collection[tuple[int, str]], now: datetime) -> int:
+    """Record as lost the tries of ``(attempt id, claim token)`` that their own worker stopped
+    when it could no longer prove its claims (``engine.watchdog``), fenced by the tokens: the
+    same move as another worker's recovery, written sooner. One recovered meanwhile matches
+    nothing."""
+    with transaction.atomic(using=store.alias()):
+        found = list(
+            Attempt.objects.all_held(list(claims)).select_for_update().select_related("schedule")
+        )
+        recovered = _write([_decide(a, now, GAVE_UP) for a in found], now)
+    _after(recovered)
+    return len(found)
+
+
+def _write(recovered: list[LostTry], now: datetime) -> list[LostTry]:
+    if recovered:
+        Attempt.objects.recovered(recovered, now=now)
+    return recovered
+
+
+def _after(recovered: list[LostTry]) -> None:
+    """Once committed: log each, send ``attempt_dead_lettered`` and pause where due."""
     for r in recovered:
         _announce(r)
     for r in recovered:
         if r.dead_letter is not None:
             maybe_pause(r.attempt.schedule_id, r.attempt.schedule.pause_after_failures)
-    return len(found)
 
 
 def _expired(attempt: Attempt, cutoff: datetime) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import DatabaseError, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .. import signals, store
 from ..clock import Clock, estimate_of
@@ -67,6 +68,21 @@ class Held:
     start_by: float = float("inf")
     # Why its thread did not start it (too late, its lock not seen held): handed back unrun.
     unstarted: str | None = None
+    # Monotonic: when the engine clock was read for the lease its worker last saw written
+    # (its claim, a renewal, a re-assertion): the watchdog counts its deadline from it.
+    confirmed_at: float = float("-inf")
+    # Set by the watchdog once its claim can no longer be proven (``expire``): it never
+    # starts, and its result is never recorded; the engine gives it up (``take_expired``).
+    expired: bool = False
+    # Monotonic: when it was told to stop because its claim is gone (expired, or lost).
+    told_at: float | None = None
+    # Its thread handed back a result (``_finished``): an outcome to record, not to expire.
+    has_result: bool = False
+    # The database connection of the thread running it: closed under a stopped try that
+    # runs on, which may be waiting on it (``ClaimWatchdog``).
+    db: BaseDatabaseWrapper | None = None
+    nudged: bool = False
+    thread_id: int | None = None  # the thread running it, for the watchdog's last word
 
 
 class HeldTries:
@@ -99,6 +115,9 @@ class HeldTries:
         # Tries taken from this worker (``lose``) whose threads may still run: never recorded,
         # and their attempts (and serial schedules) not claimed again here until they end.
         self.lost: dict[str, Held] = {}
+        # Tries the watchdog stopped (``expire``), taken out by the engine's thread, whose
+        # loss it still has to write once their threads are done (``giving_up``).
+        self._given_up: list[Held] = []
         self.queued: deque[Held] = deque()  # claimed ahead, waiting for a thread
         self.busy = 0  # threads running a try (or about to take a queued one)
         self.runtime_avg: float | None = None  # moving average of the tries' run time
@@ -122,7 +141,8 @@ class HeldTries:
         return len(self.held)
 
     def claims(self) -> list[Claim]:
-        return [held.claim for held in self.held.values()]
+        """The claims held and still provable (not expired: ``expire``)."""
+        return [held.claim for held in self.held.values() if not held.expired]
 
     def has_unrecorded(self) -> bool:
         """True while a finished try's outcome is not yet written."""
@@ -209,14 +229,15 @@ class HeldTries:
 
     # --- running -------------------------------------------------------------------------
 
-    def start(self, claim: Claim) -> None:
+    def start(self, claim: Claim, confirmed_at: float = float("-inf")) -> None:
         """Run the try on a free thread, or queue it for the next one to come free; a try
-        claimed ahead of its instant waits for it on the start timer."""
-        held = Held(claim)
+        claimed ahead of its instant waits for it on the start timer. ``confirmed_at``: the
+        monotonic instant the claim's lease counts from, at the latest (the watchdog's)."""
+        held = Held(claim, confirmed_at=confirmed_at)
         self.held[claim.token] = held
         if self.inline:
             _send_started(claim, self.clock.now())
-            self._finished(claim, run_try(claim, self.clock.now))
+            self._finished(claim, run_try(claim, self.clock.now), held)
             return
         ahead = (claim.started_at - self.clock.now()).total_seconds()
         held.start_by = time.monotonic() + max(ahead, 0.0) + START_LATE
@@ -287,6 +308,8 @@ class HeldTries:
     def _run_one(self, held: Held) -> None:
         claim = held.claim
         try:
+            if held.expired:
+                return  # its claim can no longer be proven: never started (``expire``)
             if claim.cancel_event.is_set():
                 # Replaced or timed out while it waited for a thread: it never started.
                 result = TryResult("error", error="cancelled before it started")
@@ -296,12 +319,20 @@ class HeldTries:
             elif not self.may_start():
                 self._unstarted(held, UNCONFIRMED)
                 return
+            elif held.expired or time.monotonic() > held.start_by:
+                # The look at its lock waited on the server (a cut network) past its claim's
+                # deadline or its start's: never started.
+                if not held.expired:
+                    self._unstarted(held, LATE)
+                return
             else:
+                held.db = connections[store.alias()]
+                held.thread_id = threading.get_ident()
                 self._started(claim)
                 started = time.monotonic()
                 result = run_try(claim, self.now)
                 self._note_runtime(time.monotonic() - started)
-            self._finished(claim, result)
+            self._finished(claim, result, held)
         finally:
             held.done.set()
 
@@ -337,23 +368,30 @@ class HeldTries:
         average = self.runtime_avg
         self.runtime_avg = seconds if average is None else 0.8 * average + 0.2 * seconds
 
-    def _finished(self, claim: Claim, result: TryResult) -> None:
+    def _finished(self, claim: Claim, result: TryResult, held: Held | None = None) -> None:
         with self._done_lock:
+            if held is not None:
+                held.has_result = True
             self._done.append((claim, result))
         self.wake.set()
 
     # --- lost tries -----------------------------------------------------------------------
 
-    def lose(self, tokens: Iterable[str], why: str) -> None:
-        """These tries are no longer this worker's (recovered by another, fenced out): stop
-        them at once (a process-isolated try is killed, a thread's try sees
-        ``context.cancelled``), log it once each, and never record their result."""
+    def lose(self, tokens: Iterable[str], why: str) -> list[Held]:
+        """These tries are no longer this worker's (recovered by another, fenced out, or
+        expired: ``expire``): stop them at once (a process-isolated try is killed, a thread's
+        try sees ``context.cancelled``), log it once each, and never record their result.
+        Returns them."""
+        taken = []
         for token in tokens:
             held = self.held.pop(token, None)
             if held is None:
                 continue
+            taken.append(held)
             claim = held.claim
             claim.cancel_event.set()
+            if held.told_at is None:
+                held.told_at = time.monotonic()  # the watchdog's exit counts from here
             self.timer.discard(held)  # claimed ahead and not started: it never will
             with self._queue_lock:
                 if any(waiting is held for waiting in self.queued):
@@ -361,14 +399,68 @@ class HeldTries:
                     held.launched = False  # never started: nothing runs
             if held.launched and not held.done.is_set():
                 self.lost[token] = held
-            logger.warning(
-                "attempt lost id=%s schedule=%s try=%s: %s; stopping it, its result will not "
-                "be recorded",
-                claim.attempt_id,
-                log_value(claim.schedule_name),
-                claim.tries,
-                why,
-            )
+            if held.expired:
+                continue  # logged when it expired
+            _log_lost(claim, why)
+        return taken
+
+    # --- claims that can no longer be proven (the watchdog) -------------------------------
+
+    def watched(self) -> list[Held]:
+        """The tries the watchdog looks after: held, and lost but maybe still running. A
+        copy, read from its thread (copying a dict is one step under the interpreter lock)."""
+        return [*self.held.copy().values(), *self.lost.copy().values()]
+
+    def confirm(self, tokens: Iterable[str], read_at: float) -> None:
+        """These claims' leases were written from an engine clock reading taken at
+        ``read_at`` (monotonic), and the server answered: their deadlines move on. A claim
+        already expired stays so: its try was told to stop."""
+        for token in tokens:
+            held = self.held.get(token)
+            if held is not None and not held.expired:
+                held.confirmed_at = max(held.confirmed_at, read_at)
+
+    def expire(self, held: Held, now: float) -> bool:
+        """From the watchdog's thread: ``held``'s claim can no longer be proven. Stop it (it
+        never starts, a running one is cancelled), log it, and leave it to the engine's
+        thread to give up (``take_expired``). False when it already handed back its result,
+        which the engine records, fenced, as any other: it ended while its claim held."""
+        with self._done_lock:
+            if held.expired or held.has_result or self.held.get(held.claim.token) is not held:
+                return False
+            held.expired = True
+            held.told_at = now
+        held.claim.cancel_event.set()
+        _log_lost(
+            held.claim,
+            f"its lease was last written {now - held.confirmed_at:.1f} s ago and the database "
+            "has not confirmed it since (a network cut?)",
+        )
+        self.wake.set()
+        return True
+
+    def still_in_job(self, held: Held) -> bool:
+        """Whether ``held``'s job is running now: its own code in its thread, or its child
+        process alive (``Claim.in_job``); not one waiting, queued, done, or in the engine's
+        fenced writes after its job."""
+        return held.claim.in_job and not held.done.is_set()
+
+    def take_expired(self) -> None:
+        """On the engine's thread: take the tries the watchdog stopped out of those held
+        (their leases are no longer renewed), to be given up once their threads are done."""
+        tokens = [token for token, held in self.held.items() if held.expired]
+        if tokens:
+            self._given_up += self.lose(tokens, "its claim expired")
+
+    def giving_up(self) -> list[Claim]:
+        """The claims of stopped tries whose threads are done (or never started them): the
+        engine writes their loss, fenced, as another worker's recovery would
+        (``given_up``). One whose thread runs on is left to end, or to end the worker."""
+        return [h.claim for h in self._given_up if not h.launched or h.done.is_set()]
+
+    def given_up(self, claims: Iterable[Claim]) -> None:
+        written = {claim.token for claim in claims}
+        self._given_up = [h for h in self._given_up if h.claim.token not in written]
 
     def running_here(self) -> leases.Busy:
         """The attempts, and schedules, that this worker's threads may still be running."""
@@ -468,8 +560,10 @@ class HeldTries:
         now = self.clock.now()  # one reading for the whole batch
         successes = []
         for claim, result in batch:
-            if claim.token not in self.held:
-                # Timed out meanwhile (recorded as failed), recorded already, or lost.
+            held = self.held.get(claim.token)
+            if held is None or held.expired:
+                # Timed out meanwhile (recorded as failed), recorded already, lost, or stopped
+                # by the watchdog (given up instead).
                 self.lost.pop(claim.token, None)
                 continue
             if result.kind == "ok" and not result.committed and not claim.cancel_event.is_set():
@@ -526,7 +620,7 @@ class HeldTries:
             for token, held in self.held.items()
             if now >= held.claim.deadline
             and held.queued_at is None
-            and not (held.waiting or held.unstarted)
+            and not (held.waiting or held.unstarted or held.expired)
         ]
         for token, held in expired:
             claim = held.claim
@@ -568,6 +662,16 @@ class HeldTries:
             if claim.attempt_id in revoked and not claim.cancel_event.is_set():
                 logger.info("attempt cancelling id=%s", claim.attempt_id)
                 claim.cancel_event.set()
+
+
+def _log_lost(claim: Claim, why: str) -> None:
+    logger.warning(
+        "attempt lost id=%s schedule=%s try=%s: %s; stopping it, its result will not be recorded",
+        claim.attempt_id,
+        log_value(claim.schedule_name),
+        claim.tries,
+        why,
+    )
 
 
 def _connect() -> None:

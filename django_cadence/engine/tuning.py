@@ -95,6 +95,16 @@ RESTART_WINDOW = timedelta(seconds=5)
 RECONNECT_BACKOFF_HOLDING = 1.0
 RECONNECT_BACKOFF_IDLE = 10.0
 
+# --- a worker cut off from its database (watchdog) -----------------------------------------
+
+# A claim is this worker's until the lease counted from the engine clock's reading it was
+# written with, less this many seconds: the estimate that reading came from trails the
+# server by up to its round trip (docs/design.md, "Time"). The watchdog stops a try then;
+# another worker may recover it only CADENCE_RECOVERY_GRACE after the lease, on its clock.
+LEASE_MARGIN = 0.25
+# The longest the watchdog sleeps with nothing to watch; a claim wakes it anyway.
+WATCHDOG_IDLE = 1.0
+
 # --- overdue schedules (overdue) ----------------------------------------------------------
 
 # How often the engine looks for schedules newly overdue (``max_silence``): an alert within

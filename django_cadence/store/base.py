@@ -165,7 +165,35 @@ class Store:
         return NoEngineLock()
 
     def set_up_engine_session(self) -> None:
-        """Tune the engine's own connection, once per session (never the jobs' connections)."""
+        """Tune the engine's own connection, once per session (never the jobs' connections):
+        in a worker, its statements and lock waits are bounded (``bounds.engine_limits``)."""
+        from . import bounds
+
+        if bounds.active():
+            self.limit_session(self.connection, bounds.engine_limits())
+
+    # --- bounded waits (``bounds``) -------------------------------------------------------------
+
+    @property
+    def session_state_is_private(self) -> bool:
+        """Whether what a session sets (a limit, a lock) stays with this client's session."""
+        return True
+
+    def socket_options(self) -> dict[str, Any]:
+        """Connection options, as the driver takes them in ``OPTIONS``, that bound a wait
+        on a silent network: a connect timeout, TCP keepalives, ``TCP_USER_TIMEOUT``."""
+        return {}
+
+    def interrupt(self, raw: Any) -> None:
+        """Shut the socket of the DB-API connection ``raw`` down, from any thread: a call
+        waiting on it returns with an error (``bounds.shut_down``)."""
+        return None
+
+    def limit_session(self, connection: BaseDatabaseWrapper, limits: Any) -> None:
+        """Bound ``connection``'s open session by ``limits`` (``bounds.SessionLimits``),
+        keeping what the project set; nothing where the session is not the client's own
+        (a transaction-pooling proxy hands it to other clients) or the database has no
+        server."""
         return None
 
     # --- session locks: a worker's liveness, as the server sees it -----------------------------

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from django.db import DatabaseError
+from django.db.backends.base.base import BaseDatabaseWrapper
 
+from . import bounds
 from .base import Store
 
 
@@ -32,6 +35,46 @@ class MySQLStore(Store):
 
     def _autocommit(self, raw: Any) -> None:
         raw.autocommit(True)
+        if bounds.active():
+            bounds.keepalive_socket(raw.fileno())  # the session lock's connection
+
+    def socket_options(self) -> dict[str, Any]:
+        return {"connect_timeout": bounds.CONNECT_TIMEOUT}  # keepalives: ``limit_session``
+
+    def interrupt(self, raw: Any) -> None:
+        bounds.shut_down(raw.fileno())
+
+    def limit_session(self, connection: BaseDatabaseWrapper, limits: Any) -> None:
+        """TCP keepalives on the socket (mysqlclient takes no option for them), then one
+        statement: MariaDB's idle-transaction limit where the session has none, and its
+        statement and lock-wait limits where they are looser. MySQL has neither of the
+        first two: there only the lock wait is bounded."""
+        raw = connection.connection
+        if raw is None:
+            return
+        bounds.keepalive_socket(raw.fileno())
+        assignments, params = [], []
+        mariadb = bool(getattr(connection, "mysql_is_mariadb", False))
+        if mariadb:
+            assignments.append(
+                "idle_transaction_timeout = IF(@@SESSION.idle_transaction_timeout = 0, %s, "
+                "@@SESSION.idle_transaction_timeout)"
+            )
+            params.append(math.ceil(limits.idle_in_transaction))
+            if limits.statement is not None:
+                assignments.append(
+                    "max_statement_time = IF(@@SESSION.max_statement_time = 0, %s, "
+                    "LEAST(@@SESSION.max_statement_time, %s))"
+                )
+                params += [limits.statement, limits.statement]
+        if limits.lock_wait is not None:
+            assignments.append(
+                "innodb_lock_wait_timeout = LEAST(@@SESSION.innodb_lock_wait_timeout, %s)"
+            )
+            params.append(math.ceil(limits.lock_wait))
+        if assignments:
+            with raw.cursor() as cursor:
+                cursor.execute("SET SESSION " + ", ".join(assignments), params)
 
     @property
     def database(self) -> str:

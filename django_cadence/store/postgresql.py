@@ -15,7 +15,7 @@ from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..executors.payloads import log_value
-from . import identity_guard
+from . import bounds, identity_guard
 from .base import Store
 
 logger = logging.getLogger("django_cadence.wakeup")
@@ -143,6 +143,43 @@ class PostgreSQLStore(Store):
 
     def set_up_engine_session(self) -> None:
         use_native_loader(self.connection)
+        super().set_up_engine_session()
+
+    def socket_options(self) -> dict[str, Any]:
+        # libpq's own parameters: the listener and the session lock's connection take them too.
+        return {
+            "connect_timeout": bounds.CONNECT_TIMEOUT,
+            "keepalives": 1,
+            "keepalives_idle": bounds.KEEPALIVE_IDLE,
+            "keepalives_interval": bounds.KEEPALIVE_INTERVAL,
+            "keepalives_count": bounds.KEEPALIVE_COUNT,
+            "tcp_user_timeout": bounds.TCP_USER_TIMEOUT * 1000,
+        }
+
+    def interrupt(self, raw: Any) -> None:
+        pgconn = getattr(raw, "pgconn", None)  # psycopg 3; psycopg2 has fileno()
+        bounds.shut_down(pgconn.socket if pgconn is not None else raw.fileno())
+
+    def limit_session(self, connection: BaseDatabaseWrapper, limits: Any) -> None:
+        """One statement: each limit set where the session has none (0), and the statement
+        and lock-wait limits where theirs is looser too (``pg_settings`` shows them in ms)."""
+        if not self.session_state_is_private or connection.connection is None:
+            return
+        wanted = [("idle_in_transaction_session_timeout", limits.idle_in_transaction, False)]
+        if limits.statement is not None:
+            wanted.append(("statement_timeout", limits.statement, True))
+        if limits.lock_wait is not None:
+            wanted.append(("lock_timeout", limits.lock_wait, True))
+        rows = ", ".join(["(%s, %s::bigint, %s::boolean)"] * len(wanted))
+        params = [v for name, s, tighter in wanted for v in (name, bounds.milliseconds(s), tighter)]
+        sql = (  # the VALUES rows are placeholders only
+            "SELECT set_config(s.name, CASE WHEN s.setting = '0' OR (v.tighter AND "  # noqa: S608
+            "s.setting::bigint > v.ms) THEN v.ms::text ELSE s.setting END, false) "
+            f"FROM pg_settings s JOIN (VALUES {rows}) AS v(name, ms, tighter) "
+            "ON s.name = v.name"
+        )
+        with connection.connection.cursor() as cursor:
+            cursor.execute(sql, params)
 
     def take_session_lock(self, raw: Any, name: str) -> bool:
         with raw.cursor() as cursor:

@@ -28,6 +28,7 @@ from django_cadence.engine.loop import Engine
 from django_cadence.engine.workers import check_worker_id
 from django_cadence.ops.reconcile import reconcile_on_start
 from django_cadence.ops.status import schedules_summary
+from django_cadence.store import bounds
 from django_cadence.store.sqlite import EngineAlreadyRunning
 
 logger = logging.getLogger("django_cadence.engine")
@@ -94,6 +95,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        _bound_connections()
         _refuse_unmigrated_database()
         log_output.ensure_output()
         engine = Engine(
@@ -124,6 +126,15 @@ def start_up(engine: Engine) -> None:
     # kept out of the collector's full passes, each of which would otherwise walk all of it
     # (some 20 ms, a pause in whatever burst it lands in).
     gc.freeze()
+
+
+def _bound_connections() -> None:
+    """Every connection of this worker waits on a silent network for seconds, not for as long
+    as the kernel retries (docs/design.md, "A worker cut off from its database"); one opened
+    already (by the system checks) is closed, to be opened again bounded."""
+    using = store.alias()
+    bounds.bound_connections(using)
+    connections[using].close()
 
 
 def _refuse_unmigrated_database() -> None:
