@@ -306,3 +306,11 @@ def record_span_in_transaction(directory: str, seconds: float, context: Any) -> 
 
     Effect.objects.create(key=context.idempotency_key)
     return record_span(directory, seconds, context)
+
+
+def run_sql(sql: str) -> None:
+    """Run ``sql`` on this thread's connection (a statement that takes long, as a rule)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(sql)

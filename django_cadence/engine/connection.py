@@ -1,12 +1,20 @@
-"""The engine's own database connection: kept for its whole life, replaced when it breaks."""
+"""The engine's own database connection: kept for its whole life, replaced when it breaks,
+and cut under a statement that waits on a silent network past its limit."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
 
 from django.db import DatabaseError, close_old_connections, connections
 
 from .. import store
+from ..store import bounds
+
+logger = logging.getLogger("django_cadence.engine")
 
 
 class EngineConnection:
@@ -15,6 +23,9 @@ class EngineConnection:
     def __init__(self, using: str) -> None:
         self.using = using
         self._session: object | None = None  # the database session last set up for reads
+        # The statement in flight on the engine's thread: when it was sent (monotonic) and
+        # the socket it waits on (``cut_if_stuck``).
+        self.call: tuple[float, int | None] | None = None
 
     def refresh(self) -> None:
         """Drop a connection that broke or outlived ``CONN_MAX_AGE``; keep a healthy one.
@@ -38,6 +49,40 @@ class EngineConnection:
         if connection.connection is not self._session:
             self._session = connection.connection
             store.of(self.using).set_up_engine_session()
+        if self._track not in connection.execute_wrappers:
+            connection.execute_wrappers.append(self._track)
+
+    def _track(
+        self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
+    ) -> Any:
+        raw = connections[self.using].connection
+        self.call = (time.monotonic(), store.of(self.using).socket_of(raw) if raw else None)
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.call = None
+
+    def cut_if_stuck(self, now: float) -> float | None:
+        """From the watchdog's thread: shut the socket under a statement of the engine's that
+        has waited longer than its limit (the server's own limit answers first when it got
+        the statement; a silent network never answers), so that the engine's thread gets an
+        error, reconnects, and goes on. Returns when to look again (None: nothing in flight)."""
+        call = self.call
+        if call is None:
+            return None
+        sent, socket = call
+        limit = (bounds.engine_limits().statement or 0.0) + bounds.CLIENT_SLACK
+        if now - sent < limit:
+            return sent + limit
+        if socket is not None and self.call is call:
+            logger.warning(
+                "database silent: a statement of the engine waited %.1f s; closing its "
+                "connection to reconnect",
+                now - sent,
+            )
+            bounds.shut_down(socket)
+        self.call = None
+        return None
 
     def close(self) -> None:
         with contextlib.suppress(DatabaseError):

@@ -86,10 +86,14 @@ class Engine:
             on_lost=self._lost_workers.check_soon,
             may_start=self._lost_workers.own.may_start,
         )
+        self.connection = EngineConnection(using)
         # Stops a try once this worker can no longer prove its claim (a network cut): an
         # inline engine's tries run on its own thread, between its statements.
-        self.watchdog = None if inline else ClaimWatchdog(self.tries, worker_id=self.worker_id)
-        self.connection = EngineConnection(using)
+        self.watchdog = (
+            None
+            if inline
+            else ClaimWatchdog(self.tries, worker_id=self.worker_id, connection=self.connection)
+        )
         # Monotonic, taken just before this tick read the engine clock: a lease the tick
         # writes counts from that reading, so the watchdog counts from here.
         self._now_read_at = time.monotonic()
@@ -420,6 +424,7 @@ class Engine:
 
     def _loop(self, stop: threading.Event, *, once: bool) -> None:
         backoff = 0.5
+        down_since: float | None = None  # monotonic: the first failure of an outage
         while not stop.is_set() and self.unhealthy is None:
             # Cleared before the tick: a try that finishes during it wakes the next wait.
             self._wake.clear()
@@ -430,9 +435,17 @@ class Engine:
                     self.due_by = self.clock.now()
                 delay = self.tick()
                 backoff = 0.5
+                if down_since is not None:
+                    logger.info(
+                        "database back after %.1f s worker=%s",
+                        time.monotonic() - down_since,
+                        self.worker_id,
+                    )
+                    down_since = None
             except DatabaseError as exc:
                 if self._lost_a_deadlock(exc, ""):
                     continue
+                down_since = down_since or time.monotonic()
                 logger.error(
                     "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
                 )

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import DatabaseError, connections
-from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .. import signals, store
 from ..clock import Clock, estimate_of
@@ -78,9 +77,10 @@ class Held:
     told_at: float | None = None
     # Its thread handed back a result (``_finished``): an outcome to record, not to expire.
     has_result: bool = False
-    # The database connection of the thread running it: closed under a stopped try that
-    # runs on, which may be waiting on it (``ClaimWatchdog``).
-    db: BaseDatabaseWrapper | None = None
+    # The socket of its thread's database connection, read on that thread as the try
+    # starts: shut under a stopped try that runs on, which may be waiting on it (the
+    # watchdog); None where there is none.
+    db_socket: int | None = None
     nudged: bool = False
     thread_id: int | None = None  # the thread running it, for the watchdog's last word
 
@@ -326,7 +326,7 @@ class HeldTries:
                     self._unstarted(held, LATE)
                 return
             else:
-                held.db = connections[store.alias()]
+                held.db_socket = _socket_of_this_thread()
                 held.thread_id = threading.get_ident()
                 self._started(claim)
                 started = time.monotonic()
@@ -672,6 +672,16 @@ def _log_lost(claim: Claim, why: str) -> None:
         claim.tries,
         why,
     )
+
+
+def _socket_of_this_thread() -> int | None:
+    """The socket of this thread's connection to Cadence's database, opened if need be."""
+    try:
+        connection = connections[store.alias()]
+        connection.ensure_connection()
+        return store.of().socket_of(connection.connection)
+    except DatabaseError:
+        return None
 
 
 def _connect() -> None:

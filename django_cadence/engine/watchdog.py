@@ -29,13 +29,14 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .. import store
 from ..clock import DatabaseClock
 from ..conf import cadence_settings
 from ..executors.payloads import log_value
+from ..store import bounds
 from .tuning import LEASE_MARGIN, WATCHDOG_IDLE
 
 if TYPE_CHECKING:
+    from .connection import EngineConnection
     from .tries import Held, HeldTries
 
 logger = logging.getLogger("django_cadence.engine")
@@ -78,18 +79,21 @@ def exit_now(why: str) -> None:
 
 
 class ClaimWatchdog:
-    """A thread that stops each held try at its claim's deadline, and ends the worker when a
-    stopped try's thread runs on (see the module's docstring)."""
+    """A thread that stops each held try at its claim's deadline, ends the worker when a
+    stopped try's thread runs on (see the module's docstring), and cuts the engine's own
+    connection under a statement that waits on a silent network (``cut_if_stuck``)."""
 
     def __init__(
         self,
         tries: HeldTries,
         *,
         worker_id: str,
+        connection: EngineConnection | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         on_exit: Callable[[str], None] = exit_now,
     ) -> None:
         self.tries = tries
+        self.connection = connection  # the engine's, whose stuck statements are cut
         self.worker_id = worker_id
         self.monotonic = monotonic
         self.on_exit = on_exit
@@ -125,6 +129,8 @@ class ClaimWatchdog:
         grace = cadence_settings.RECOVERY_GRACE.total_seconds()
         now = self.monotonic()
         next_at = now + WATCHDOG_IDLE
+        if self.connection is not None:
+            next_at = min(next_at, self.connection.cut_if_stuck(now) or next_at)
         for held in self.tries.watched():
             if held.told_at is None:
                 deadline = claim_deadline(held.confirmed_at, lease)
@@ -166,7 +172,5 @@ def _interrupt(held: Held) -> None:
     """Close the socket of the database connection a stopped try's thread uses: a job, or the
     engine's own write of an atomic job, waiting on a network that went silent gets an error
     at once instead of waiting for it to come back."""
-    db = held.db
-    if db is None or db.connection is None:
-        return
-    store.of(db.alias).interrupt(db.connection)
+    if held.db_socket is not None:
+        bounds.shut_down(held.db_socket)

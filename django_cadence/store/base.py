@@ -184,9 +184,9 @@ class Store:
         on a silent network: a connect timeout, TCP keepalives, ``TCP_USER_TIMEOUT``."""
         return {}
 
-    def interrupt(self, raw: Any) -> None:
-        """Shut the socket of the DB-API connection ``raw`` down, from any thread: a call
-        waiting on it returns with an error (``bounds.shut_down``)."""
+    def socket_of(self, raw: Any) -> int | None:
+        """The socket of the DB-API connection ``raw`` (None: a file, not a socket), read on
+        the thread that uses it: ``bounds.shut_down`` may then end a wait on it from any."""
         return None
 
     def limit_session(self, connection: BaseDatabaseWrapper, limits: Any) -> None:

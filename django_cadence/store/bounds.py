@@ -45,6 +45,9 @@ KEEPALIVE_COUNT = 3
 TCP_USER_TIMEOUT = 10  # seconds
 # The engine's statements take milliseconds; a limit this long only ends a hung one.
 ENGINE_STATEMENT_MIN = 5.0
+# The engine's own thread closes its socket under a statement this much past the server's
+# limit for it: the server has not answered, so it never got the statement, or cannot reply.
+CLIENT_SLACK = 1.0
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,8 @@ class MySQLStore(Store):
     def socket_options(self) -> dict[str, Any]:
         return {"connect_timeout": bounds.CONNECT_TIMEOUT}  # keepalives: ``limit_session``
 
-    def interrupt(self, raw: Any) -> None:
-        bounds.shut_down(raw.fileno())
+    def socket_of(self, raw: Any) -> int | None:
+        return int(raw.fileno())
 
     def limit_session(self, connection: BaseDatabaseWrapper, limits: Any) -> None:
         """TCP keepalives on the socket (mysqlclient takes no option for them), then one

@@ -156,9 +156,9 @@ class PostgreSQLStore(Store):
             "tcp_user_timeout": bounds.TCP_USER_TIMEOUT * 1000,
         }
 
-    def interrupt(self, raw: Any) -> None:
+    def socket_of(self, raw: Any) -> int | None:
         pgconn = getattr(raw, "pgconn", None)  # psycopg 3; psycopg2 has fileno()
-        bounds.shut_down(pgconn.socket if pgconn is not None else raw.fileno())
+        return int(pgconn.socket if pgconn is not None else raw.fileno())
 
     def limit_session(self, connection: BaseDatabaseWrapper, limits: Any) -> None:
         """One statement: each limit set where the session has none (0), and the statement
