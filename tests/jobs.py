@@ -314,3 +314,35 @@ def run_sql(sql: str) -> None:
 
     with connection.cursor() as cursor:
         cursor.execute(sql)
+
+
+def report_session(path: str) -> None:
+    """Write what this try's database session is bounded by (``store/bounds``): the server's
+    limits on it, and the TCP options on its socket."""
+    import socket
+
+    from django.db import connection
+
+    from django_cadence import store
+
+    names = {
+        "postgresql": ["idle_in_transaction_session_timeout", "statement_timeout"],
+        "mysql": ["idle_transaction_timeout", "max_statement_time"],
+    }[connection.vendor]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            values = {}
+            for name in names:
+                cursor.execute(f"SELECT setting FROM pg_settings WHERE name = '{name}'")
+                values[name] = cursor.fetchone()[0]
+        else:
+            cursor.execute(f"SELECT {', '.join('@@SESSION.' + n for n in names)}")
+            values = dict(zip(names, map(str, cursor.fetchone()), strict=True))
+    sock = socket.socket(fileno=store.of().socket_of(connection.connection))
+    try:
+        values["keepalive"] = sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+        values["keepidle"] = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE)
+        values["user_timeout"] = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)
+    finally:
+        sock.detach()
+    Path(path).write_text(json.dumps(values))

@@ -10,7 +10,9 @@ server directly. Every execution is counted from what the job itself records
 
 from __future__ import annotations
 
+import json
 import time
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -18,6 +20,7 @@ from django.db import connection
 from benchmarks.fault_proxy import FaultProxy
 from benchmarks.fleet import no_duplicate_occurrences, stop_all, wait_until
 from django_cadence.models import Attempt, Status, Worker
+from django_cadence.store import bounds
 from tests.support.attempts import attempt_of, wait_for_status
 from tests.support.records import overlapping_spans, spans
 
@@ -180,3 +183,24 @@ def test_a_cut_survivor_takes_nothing_from_the_worker_it_cannot_see(
     wait_for_status(later, Status.SUCCEEDED, timeout=20)
     assert "attempt recovered" not in survivor.output()
     assert stop_all([holder, survivor]) == {"A": 0, "B": 0}
+
+
+def test_a_workers_sessions_and_sockets_are_bounded(worker, due_schedule, tmp_path):
+    """Through the door a user opens: ``run_cadence``, whose try reports its own session."""
+    report = tmp_path / "session.json"
+    schedule = due_schedule(executor="tests.jobs.report_session", payload={"path": str(report)})
+    settings = {"CADENCE_LEASE": 30, "CADENCE_RECOVERY_GRACE": 5}
+    worker("A", once=True, settings=settings).wait(60)
+    wait_for_status(schedule, "succeeded", timeout=5)
+    seen = json.loads(report.read_text())
+    idle, statement = (
+        ("idle_in_transaction_session_timeout", "statement_timeout")
+        if connection.vendor == "postgresql"
+        else ("idle_transaction_timeout", "max_statement_time")
+    )
+    limit = float(seen[idle]) / (1000 if connection.vendor == "postgresql" else 1)
+    assert limit == (timedelta(seconds=30) + timedelta(seconds=5)).total_seconds()
+    assert float(seen[statement]) == 0  # a job's statements are its own business
+    assert seen["keepalive"] == 1
+    assert seen["keepidle"] == bounds.KEEPALIVE_IDLE
+    assert seen["user_timeout"] == bounds.TCP_USER_TIMEOUT * 1000
