@@ -5,7 +5,8 @@ It parses options, installs signal handlers and runs the engine with its start-u
 below ops, leaves to it. The first SIGTERM/SIGINT stops claiming and drains; a second one
 exits at once (leases then expire and another worker recovers the attempts). A worker
 holding ``CADENCE_STUCK_THREADS_LIMIT`` stuck threads drains and exits with status 3, for its
-supervisor to start a fresh one.
+supervisor to start a fresh one; one whose stopped try runs on past its claim exits at once
+with status 4 (``engine.watchdog``).
 """
 
 from __future__ import annotations
