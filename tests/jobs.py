@@ -102,6 +102,23 @@ def record_span(directory: str, seconds: float, context: Any) -> str:
     return outcome
 
 
+def record_span_deaf(directory: str, seconds: float, context: Any) -> str:
+    """``record_span`` for a job that ignores its cancel event: it sleeps its ``seconds``."""
+    path = Path(directory) / f"{uuid.uuid4().hex}.json"
+    span: dict[str, Any] = {
+        "schedule": context.schedule_name,
+        "key": context.idempotency_key,
+        "try": context.try_number,
+        "pid": os.getpid(),
+        "start": time.time(),
+    }
+    _write_whole(path, span)
+    time.sleep(seconds)
+    span.update(end=time.time(), cancelled=context.cancelled)
+    _write_whole(path, span)
+    return "slept"
+
+
 def _write_whole(path: Path, record: dict[str, Any]) -> None:
     """Write ``record`` so that a reader sees the old file or the new one, never a part."""
     partial = path.with_suffix(".partial")

@@ -118,6 +118,26 @@ def test_a_cut_longer_than_the_lease_stops_the_try_before_the_survivor_runs_it(
     )
 
 
+def test_a_cut_worker_whose_job_ignores_its_cancel_exits_before_the_rerun(
+    worker, due_schedule, tmp_path, fault_proxy
+):
+    """The job cannot be stopped from outside: the worker exits (status 4) half the gap
+    before the earliest recovery, and its job with it; B re-runs it after."""
+    holder, _, _ = holder_and_survivor(
+        worker, due_schedule, tmp_path, fault_proxy, "tests.jobs.record_span_deaf", 30
+    )
+    fault_proxy.hold()
+    assert holder.wait(LEASE + 5) == 4
+    gone_at = time.time()
+    assert "worker exiting worker=A status=4" in holder.output()
+    assert "record_span_deaf" in holder.output()  # where its thread was
+    wait_until(lambda: len(spans(tmp_path)) == 2, timeout=LEASE + GRACE + 4, message="B's run")
+    first, rerun = spans(tmp_path)
+    assert "end" not in first  # it died with its worker
+    assert gone_at < rerun["start"]
+    print(f"\n{connection.vendor}: A gone {rerun['start'] - gone_at:.2f} s before B's re-run")
+
+
 def test_a_cut_shorter_than_the_lease_costs_the_try_nothing(
     worker, due_schedule, tmp_path, fault_proxy
 ):
