@@ -138,6 +138,42 @@ def test_a_cut_worker_whose_job_ignores_its_cancel_exits_before_the_rerun(
     print(f"\n{connection.vendor}: A gone {rerun['start'] - gone_at:.2f} s before B's re-run")
 
 
+def test_a_reset_of_every_connection_costs_the_try_nothing(
+    worker, due_schedule, tmp_path, fault_proxy
+):
+    """Every connection of A ends with a TCP reset and the network is back at once: A sees
+    the errors, reconnects, takes its lock again and re-asserts its try within a probe, well
+    before B would take it for dead."""
+    holder, survivor, schedule = holder_and_survivor(worker, due_schedule, tmp_path, fault_proxy)
+    fault_proxy.reset()
+    holder.wait_for_log("session lock taken again worker=A", timeout=10)
+    done = wait_for_status(schedule, Status.SUCCEEDED, timeout=JOB + 10)
+    assert [(e["worker"], e["result"]) for e in done.history] == [("A", "succeeded")]
+    (run,) = spans(tmp_path)
+    assert run["cancelled"] is False
+    assert "attempt recovered" not in survivor.output()
+    assert stop_all([holder, survivor]) == {"A": 0, "B": 0}
+
+
+def test_a_slow_network_stops_nothing(worker, due_schedule, tmp_path, fault_proxy):
+    """A quarter of a second each way on every packet of A, at the default lease: a tick
+    takes seconds of round trips, but every renewal is answered well within the lease, so
+    the watchdog never acts. (With the 6 s lease of the other tests, it would: A's lease
+    really ran out on the server, and B took the try over.)"""
+    fault_proxy.delay(0.25)
+    holder = worker("A", concurrency=1, env=fault_proxy.env).wait_started(timeout=60)
+    schedule = due_schedule(
+        executor="tests.jobs.record_span", payload={"seconds": 12, "directory": str(tmp_path)}
+    )
+    wait_for_status(schedule, Status.RUNNING, worker="A", timeout=30)
+    survivor = worker("B").wait_started()
+    done = wait_for_status(schedule, Status.SUCCEEDED, timeout=60)
+    assert [(e["worker"], e["result"]) for e in done.history] == [("A", "succeeded")]
+    assert "attempt lost" not in holder.output()
+    assert "attempt recovered" not in survivor.output()
+    assert stop_all([holder, survivor]) == {"A": 0, "B": 0}
+
+
 def test_a_cut_shorter_than_the_lease_costs_the_try_nothing(
     worker, due_schedule, tmp_path, fault_proxy
 ):
