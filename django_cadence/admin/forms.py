@@ -1,7 +1,8 @@
 """The schedule form: the executor is picked from the allow-list, secrets stay hidden.
 
 The executor is a choice, never free text: the registered jobs, the exact entries of
-``CADENCE_EXECUTORS``, and the schedule's current executor while it is still allowed. The
+``CADENCE_EXECUTORS``, the callables each pattern allows in the module it names
+(``executors/discovery.py``), and the schedule's current executor while it is still allowed. The
 model's own validation (``clean_schedule``) runs on save and puts each problem on its field.
 Stored payloads and metadata are shown redacted; saving the form without retyping a secret
 keeps it.
@@ -18,6 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from ..conf import cadence_settings
+from ..executors import discovery
 from ..executors.allow_list import is_allowed
 from ..executors.payloads import REDACTED, redact
 from ..executors.registry import registered_jobs
@@ -59,17 +61,26 @@ SECRET_FIELDS = ("payload", "metadata")
 
 
 def executor_choices(current: str = "") -> list[tuple[str, Any]]:
-    """The executors an operator may pick: registered jobs, exact CADENCE_EXECUTORS entries,
-    and the schedule's current executor if it is still allowed. Never a free-text path."""
+    """The executors an operator may pick: registered jobs, exact CADENCE_EXECUTORS entries
+    that name a callable, what each pattern offers in the module it names, and the
+    schedule's current executor if it is still allowed. Never a free-text path."""
+    entries = cadence_settings.EXECUTORS
     registered = sorted(p for p in registered_jobs() if is_allowed(p))
-    listed = sorted(p for p in cadence_settings.EXECUTORS if is_allowed(p) and p not in registered)
+    listed = sorted(
+        p
+        for p in entries
+        if p not in registered and is_allowed(p) and discovery.exact_entry_runs(p)
+    )
+    groups = [("Registered with @job", registered), ("Listed in CADENCE_EXECUTORS", listed)]
+    shown = {*registered, *listed}
+    for pattern in filter(discovery.pattern_module, entries):
+        offered = [p for p in discovery.offered_by(pattern) if p not in shown]
+        groups.append((f"Allowed by CADENCE_EXECUTORS {pattern!r}", offered))
+        shown.update(offered)
+    if current and is_allowed(current) and current not in shown:
+        groups.append(("Allowed by a CADENCE_EXECUTORS pattern", [current]))
     choices: list[tuple[str, Any]] = [("", "---------")]
-    if registered:
-        choices.append(("Registered with @job", [(p, p) for p in registered]))
-    if listed:
-        choices.append(("Listed in CADENCE_EXECUTORS", [(p, p) for p in listed]))
-    if current and is_allowed(current) and current not in (*registered, *listed):
-        choices.append(("Allowed by a CADENCE_EXECUTORS pattern", [(current, current)]))
+    choices.extend((label, [(p, p) for p in paths]) for label, paths in groups if paths)
     return choices
 
 
@@ -182,7 +193,10 @@ def zoned_fields(cleaned: dict[str, Any]) -> None:
 class ScheduleForm(forms.ModelForm):
     executor = forms.ChoiceField(
         choices=(),
-        help_text="A job registered with @job or listed in CADENCE_EXECUTORS; nothing else runs.",
+        help_text=(
+            "A job registered with @job, listed in CADENCE_EXECUTORS, or defined in a module a "
+            "CADENCE_EXECUTORS pattern names; nothing else runs."
+        ),
     )
 
     class Meta:
