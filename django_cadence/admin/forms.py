@@ -10,6 +10,7 @@ keeps it.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..models import Schedule
 from ..models.schedule import default_timezone
 from ..schedule import durations
 from ..schedule.describe import zone
+from . import json_errors
 from .display import visible
 
 EDITABLE_FIELDS = (
@@ -112,19 +114,26 @@ def _restore(new: Any, old: Any, hidden: Any) -> Any:
 
 
 class PayloadField(forms.JSONField):
-    """Django's JSON form field, refusing with its "Enter a valid JSON." message what
-    ``json.loads`` fails on other than by a syntax error: nesting deeper than the recursion
-    limit (``RecursionError``) or an integer of more than 4,300 digits (``ValueError``).
-    Django catches only ``JSONDecodeError``, so either would be a server error.
+    """Django's JSON form field, saying where the JSON is wrong and what was expected there
+    (``json_errors``) instead of "Enter a valid JSON."; and refusing what ``json.loads``
+    fails on other than by a syntax error: nesting deeper than the recursion limit
+    (``RecursionError``) or an integer of more than 4,300 digits (``ValueError``), which
+    Django does not catch.
     """
 
     def to_python(self, value: Any) -> Any:
-        try:
+        typed = isinstance(value, str) and not isinstance(value, forms.fields.JSONString)
+        if self.disabled or value in self.empty_values or not typed:
             return super().to_python(value)
-        except (RecursionError, ValueError):
-            raise ValidationError(
-                self.error_messages["invalid"], code="invalid", params={"value": value}
-            ) from None
+        try:
+            converted = json.loads(value, cls=self.decoder)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(json_errors.describe(exc), code="invalid") from None
+        except RecursionError:
+            raise ValidationError(json_errors.NESTED_TOO_DEEPLY, code="invalid") from None
+        except ValueError:  # an integer of more digits than int() reads
+            raise ValidationError(json_errors.NUMBER_TOO_LONG, code="invalid") from None
+        return forms.fields.JSONString(converted) if isinstance(converted, str) else converted
 
     def prepare_value(self, value: Any) -> Any:
         """The JSON text, a lone surrogate written as its ``\\u`` escape (same value, and a

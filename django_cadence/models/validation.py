@@ -108,7 +108,35 @@ def inferred_kind(values: Mapping[str, Any]) -> str | None:
     return KIND_OF_FIELD[given[0]] if len(given) == 1 else None
 
 
+def _imply_kind(schedule: Schedule, add: AddError, already_wrong: set[str]) -> bool:
+    """For ``Schedule(**fields)`` without a kind: the kind the spec fields set by now imply
+    (one given later counts too). False, with the error on ``kind``, when none or several
+    are set: no kind is assumed."""
+    implied = getattr(schedule, "_implied_kind", None)
+    if implied is None or schedule.kind != implied:
+        return True  # the kind was given
+    given = [
+        field
+        for field in SPEC_FIELDS
+        if field in already_wrong or not _is_empty(getattr(schedule, field))
+    ]
+    if len(given) == 1:
+        schedule.kind = schedule._implied_kind = KIND_OF_FIELD[given[0]]
+        return True
+    if given:
+        listed = f"{', '.join(given[:-1])} and {given[-1]}"
+        add(
+            "kind",
+            f"Give only one of cron, interval or run_at (which sets the kind), not {listed}.",
+        )
+    else:
+        add("kind", "A schedule needs one of cron, interval or run_at, which also sets its kind.")
+    return False
+
+
 def _check_kind_fields(schedule: Schedule, add: AddError, already_wrong: set[str]) -> None:
+    if not _imply_kind(schedule, add, already_wrong):
+        return
     used = KIND_FIELDS.get(schedule.kind)
     if used is None:
         return  # the field's own choices validation reports an unknown kind
@@ -139,17 +167,34 @@ def _is_duration(field: Any) -> bool:
     return field.get_internal_type() == "DurationField"
 
 
-def _coerce_durations(schedule: Schedule, add: AddError) -> None:
+def read_values(schedule: Schedule) -> set[str]:
+    """Give each field its Python type where its value can be read (seconds or words for a
+    duration, an ISO string for an instant), in place; the names of the fields whose value
+    cannot be, or is not one of its choices, left as they are for :func:`clean_schedule` to
+    name what is accepted."""
+    unread: set[str] = set()
+
+    def note(field: str, message: str) -> None:
+        unread.add(field)
+
+    _coerce_durations(schedule, note, reset=False)
+    _coerce_field_types(schedule, note, reset=False)
+    _check_choices(schedule, note)  # one message, ours, that names the choices
+    return unread
+
+
+def _coerce_durations(schedule: Schedule, add: AddError, *, reset: bool = True) -> None:
     for field in filter(_is_duration, schedule._meta.concrete_fields):
         value = getattr(schedule, field.name)
         try:
             setattr(schedule, field.name, to_duration(value))
         except (ValueError, OverflowError) as exc:
-            setattr(schedule, field.name, None)
+            if reset:
+                setattr(schedule, field.name, None)
             add(field.name, f"{field.name} {exc}")
 
 
-def _coerce_field_types(schedule: Schedule, add: AddError) -> None:
+def _coerce_field_types(schedule: Schedule, add: AddError, *, reset: bool = True) -> None:
     """Give every other editable field its Python type (``"5"`` -> 5, an ISO string -> a
     datetime), turning a value of the wrong type into a message on that field."""
     for field in schedule._meta.concrete_fields:
@@ -166,7 +211,8 @@ def _coerce_field_types(schedule: Schedule, add: AddError) -> None:
         try:
             setattr(schedule, name, field.to_python(value))
         except (ValidationError, TypeError, ValueError):
-            setattr(schedule, name, None if field.null else field.get_default())
+            if reset:
+                setattr(schedule, name, None if field.null else field.get_default())
             add(name, f"{name} cannot be {value!r}: {_expected(field)}.")
 
 
