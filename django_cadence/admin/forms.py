@@ -26,7 +26,7 @@ from ..executors.payloads import REDACTED, redact
 from ..executors.registry import registered_jobs
 from ..models import Schedule
 from ..models.schedule import default_timezone
-from ..schedule import durations
+from ..schedule import durations, instants
 from ..schedule.describe import zone
 from . import json_errors
 from .display import visible
@@ -168,7 +168,7 @@ ZONED_FIELDS = ("run_at", "start_at", "end_at")
 ZONED_HELP = "Wall time in the schedule's time zone (the time zone field), to the second."
 
 
-OUT_OF_RANGE = "This wall time is outside the years 1 to 9999 once converted to UTC."
+OUT_OF_RANGE = f"This wall time is outside {instants.RANGE} once converted to UTC."
 
 
 def in_zone(value: datetime | None, tz_name: str | None) -> datetime | None:

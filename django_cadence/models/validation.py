@@ -8,7 +8,7 @@ check that the payload fits its signature.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from ..conf import cadence_settings
 from ..exceptions import CadenceError, InvalidPayload
 from ..executors import allow_list, calling, payloads
-from ..schedule import durations, specs
+from ..schedule import durations, instants, specs
 
 if TYPE_CHECKING:
     from . import Schedule
@@ -30,6 +30,7 @@ KIND_FIELDS = {
     "once": ("run_at",),
 }
 SPEC_FIELDS = ("cron", "interval", "run_at")
+INSTANT_FIELDS = ("run_at", "start_at", "end_at")
 KIND_OF_FIELD = {"cron": "cron", "interval": "interval", "run_at": "once"}
 # SQLite and MariaDB store a duration as a 64-bit count of microseconds (some 292,000 years);
 # a longer one would crash the save (or the constraint checks of full_clean) with an
@@ -55,6 +56,7 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
     if check_name:
         _check_name(schedule, add)
     _check_choices(schedule, add)
+    _check_instants(schedule, add)
     _check_kind_fields(schedule, add, already_wrong=set(errors))
     _check_cron(schedule, add)
     _check_timezone(schedule, add)
@@ -241,6 +243,15 @@ def _check_choices(schedule: Schedule, add: AddError) -> None:
         valid = [choice for choice, _ in field.choices]
         if value not in valid:
             add(field.name, f"Unknown {field.name} {value!r}: choose one of {', '.join(valid)}.")
+
+
+def _check_instants(schedule: Schedule, add: AddError) -> None:
+    """``run_at``, ``start_at`` and ``end_at`` within the years 2 to 9998 (UTC): nearer the
+    ends of the calendar, computing the next occurrence or showing one in a zone overflows."""
+    for field in INSTANT_FIELDS:
+        value = getattr(schedule, field)
+        if isinstance(value, datetime) and not instants.in_range(value):
+            add(field, f"{field} must fall within {instants.RANGE} (UTC), not {value.isoformat()}.")
 
 
 def _check_cron(schedule: Schedule, add: AddError) -> None:

@@ -71,3 +71,15 @@ def test_cadence_sync_joins_the_fields_as_sentences(tmp_path):
         ". overlap: Unknown overlap 'sometimes': choose one of allow, skip_if_running, queue, "
         "buffer_one, replace." in message
     )
+
+
+@pytest.mark.parametrize("field", ["run_at", "start_at", "end_at"])
+def test_cadence_sync_refuses_an_instant_at_the_ends_of_the_calendar_on_its_field(tmp_path, field):
+    spec = {"run_at": "0001-01-01T00:00:00Z"} if field == "run_at" else {"interval": 60}
+    spec[field] = "0001-01-01T00:00:00Z"
+    message = sync(tmp_path, executor="tests.jobs.noop", **spec)
+    assert (
+        f"{field}: {field} must fall within the years 2 to 9998 (UTC), not "
+        "0001-01-01T00:00:00+00:00." in message
+    )
+    assert "Traceback" not in message
