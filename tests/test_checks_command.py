@@ -35,6 +35,15 @@ def manage_check(settings: str) -> subprocess.CompletedProcess[str]:
             ),
         ),
         ("without_dalf", "django_cadence.E003", 'Add "dalf" to INSTALLED_APPS'),
+        (
+            "bad_metrics_address",
+            "django_cadence.E002",
+            (
+                "CADENCE_METRICS_ADDRESS must be an IP address or a host name to listen on, such "
+                "as '127.0.0.1' (this machine only), '0.0.0.0' or '::' (every interface), not "
+                "'every interface'."
+            ),
+        ),
     ],
 )
 def test_manage_py_check_reports_each_error_and_exits_non_zero(settings, check_id, message):
