@@ -10,6 +10,8 @@ from django.urls import reverse
 
 from django_cadence.models import Schedule
 
+from .test_admin_schedules import form_data
+
 ADD = reverse("admin:django_cadence_schedule_add")
 
 
@@ -25,23 +27,6 @@ def options(html):
 
 def offered(html):
     return {value for values in options(html).values() for value in values}
-
-
-def form_data(**overrides):
-    data = {
-        "name": "pattern-job",
-        "enabled": "on",
-        "executor": "tests.jobs.add",
-        "payload": '{"a": 1, "b": 2}',
-        "kind": "cron",
-        "cron": "30 2 * * *",
-        "timezone": "UTC",
-        "overlap": "skip_if_running",
-        "misfire": "fire_once",
-        "jitter": "0",
-    }
-    data.update(overrides)
-    return data
 
 
 def test_admin_executor_select_offers_what_a_pattern_allows(admin_client):
@@ -81,7 +66,8 @@ def test_admin_executor_help_text_names_the_three_ways(admin_client):
 
 
 def test_admin_a_pattern_allowed_executor_is_saved_from_the_add_form(admin_client):
-    response = admin_client.post(ADD, form_data())
+    data = form_data(name="pattern-job", executor="tests.jobs.add", payload='{"a": 1, "b": 2}')
+    response = admin_client.post(ADD, data)
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert Schedule.objects.get(name="pattern-job").executor == "tests.jobs.add"
 

@@ -7,24 +7,14 @@ from django.utils.html import escape
 
 from django_cadence.models import Schedule
 
+from .test_admin_schedules import form_data
+
 ADD = reverse("admin:django_cadence_schedule_add")
 
 
 def post(admin_client, field, text):
-    data = {
-        "name": "json",
-        "enabled": "on",
-        "executor": "tests.jobs.echo",
-        "payload": "{}",
-        "metadata": "{}",
-        "kind": "interval",
-        "interval": "60",
-        "timezone": "UTC",
-        "overlap": "allow",
-        "misfire": "fire_once",
-        "jitter": "0",
-        field: text,
-    }
+    overrides = {"kind": "interval", "cron": "", "interval": "60", "metadata": "{}", field: text}
+    data = form_data(name="json", executor="tests.jobs.echo", **overrides)
     response = admin_client.post(ADD, data)
     assert response.status_code == 200
     assert not Schedule.objects.exists()
