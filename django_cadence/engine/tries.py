@@ -675,11 +675,15 @@ def _log_lost(claim: Claim, why: str) -> None:
 
 
 def _socket_of_this_thread() -> int | None:
-    """The socket of this thread's connection to Cadence's database, opened if need be."""
+    """The socket of this thread's connection to a database server, opened if need be (a
+    try's thread holds one for its life: ``pool``); None on SQLite, or if it cannot open."""
+    st = store.of()
+    if not st.has_server_clock:
+        return None
     try:
-        connection = connections[store.alias()]
+        connection = connections[st.using]
         connection.ensure_connection()
-        return store.of().socket_of(connection.connection)
+        return st.socket_of(connection.connection)
     except DatabaseError:
         return None
 
