@@ -8,6 +8,7 @@ included) look different focused from keyboard than before it had the focus, and
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -20,13 +21,6 @@ from tests.admin.browser.conftest import ADMIN, log_in
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 TABS = 100  # more than a Cadence page has focusable things before its last button
-
-# What a keyboard user reads on the focused element: a submit input's value, else its text
-# as written (``innerText`` would give the object tools' upper case).
-FOCUSED_TEXT = """() => {
-    const el = document.activeElement;
-    return (el.tagName === "INPUT" ? el.value : el.textContent).trim().replace(/\\s+/g, " ");
-}"""
 
 
 def around(page: Page, target: Locator) -> bytes:
@@ -43,17 +37,16 @@ def around(page: Page, target: Locator) -> bytes:
 
 
 def tab_to(page: Page, target: Locator, name: str) -> None:
-    """Press Tab from the top of the page until ``target`` (named ``name``) has the focus,
-    and check that its focus shows."""
+    """Press Tab from where the focus is until ``target`` (``name`` in a failure) has it, and
+    check that its focus shows."""
     target.scroll_into_view_if_needed()
     unfocused = around(page, target)
     for _ in range(TABS):
         page.keyboard.press("Tab")
-        if page.evaluate(FOCUSED_TEXT) == name:
+        if target.evaluate("el => el === document.activeElement"):
             break
     else:
         pytest.fail(f"{TABS} presses of Tab never reached {name!r} on {page.url}")
-    expect(target).to_be_focused()
     assert target.evaluate("el => el.matches(':focus-visible')"), name
     if around(page, target) == unfocused:
         pytest.fail(f"the focus on {name!r} does not show on {page.url}")
@@ -151,3 +144,24 @@ def test_each_chart_of_the_overview_opens_its_table_from_the_keyboard(page, hell
         page.keyboard.press("Enter")
         expect(table).to_be_visible()
         page.goto(f"{ADMIN}/overview/")
+
+
+def test_the_schedule_filter_is_named_and_works_from_the_keyboard(page, hello):
+    Schedule.objects.create(
+        name="nightly-report", kind="cron", cron="30 2 * * *", executor="tests.jobs.noop"
+    )
+    log_in(page)
+    page.goto(f"{ADMIN}/attempt/")
+    rows = page.locator("#result_list tbody tr")
+    expect(rows).to_have_count(1)  # the dead letter of hello-every-10s
+    # select2 named its combobox by the value shown ("All") and left its textbox unnamed.
+    by_schedule = page.get_by_role("combobox", name="By schedule", exact=True)
+    expect(page.get_by_role("textbox", name="By schedule", exact=True)).to_have_text("All")
+    tab_to(page, by_schedule, "By schedule")
+    page.keyboard.press("Enter")
+    page.keyboard.type("nightly")
+    expect(page.get_by_role("option", name="nightly-report")).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"schedule__id__exact="))
+    expect(rows).to_have_count(0)
+    expect(by_schedule).to_contain_text("nightly-report")
