@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from benchmarks.fleet import child_env, database_env, run_cadence_args
 from django_cadence.models import Schedule
+from tests.support.commands import run_django
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the child writes through its own connection
 
@@ -63,3 +64,24 @@ def test_run_cadence_says_what_it_catches_up_after_a_stop(make_schedule):
         "misfire=fire_once adds the latest of the 4 older one(s) and records 3 missed; the 5 "
         "run one after another (overlap=skip_if_running)"
     ) in result.stderr
+
+
+def test_the_first_start_warns_of_nothing_overdue_that_it_has_not_run_yet(make_schedule):
+    """A schedule made 70 s before the first engine, failing: the start plans and runs its
+    on-time occurrences; none of them makes it overdue at once (its silence counts from
+    then), in the engine's log or in ``cadence_status --check``."""
+    early = make_schedule(
+        name="early", interval=timedelta(seconds=15), executor="tests.jobs.raise_permanent"
+    )
+    made = timezone.now() - timedelta(seconds=70)
+    Schedule.objects.filter(pk=early.pk).update(
+        created_at=made, enabled_at=made, next_run_at=made + timedelta(seconds=15)
+    )
+    result = run_once({})
+    assert result.returncode == 0, result.stderr
+    assert "catching up schedule=early" in result.stderr
+    assert "schedule overdue" not in result.stderr
+    check = run_django(
+        "cadence_status", "--check", "--settings=tests.settings", env=child_env(database_env())
+    )
+    assert "overdue" not in check.stdout, check.stdout
