@@ -182,8 +182,7 @@ def build_plan(
                 declarations.Declaration(item.name, item.origin, item.fields)
             )
         except declarations.DeclarationError as exc:
-            details = "; ".join(f"{k}: {' '.join(v)}" for k, v in sorted(exc.errors.items()))
-            plan.refused.append(Refused(item.name, item.origin, details))
+            plan.refused.append(Refused(item.name, item.origin, exc.details))
             continue
         row = rows.get(item.name)
         if row is None:
