@@ -342,6 +342,7 @@ class Engine:
         registers and ticks: ``run_cadence`` applies the declared schedules there and logs
         what is enabled.
         """
+        self._check_connections(stop)
         lock = store.of(self.using).engine_lock()
         lock.acquire()
         logger.info(
@@ -381,6 +382,25 @@ class Engine:
             self._lost_workers.stop()
             lock.release()
             logger.info("engine stopped worker=%s", self.worker_id)
+
+    def _check_connections(self, stop: threading.Event) -> None:
+        """Refuse (``UnsupportedConnection``) a way of reaching the database that this engine
+        cannot keep its guarantees on (docs/design.md, "Databases"), waiting for a database
+        that cannot be reached yet. This thread's connection, the engine's, is its own from
+        now on, never one of a pool's."""
+        st = store.of(self.using)
+        st.outside_pool()
+        backoff = 0.5
+        while not stop.is_set():
+            try:
+                st.check_connections(self.concurrency)
+                return
+            except DatabaseError as exc:
+                logger.error(
+                    "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
+                )
+                stop.wait(backoff)
+                backoff = min(backoff * 2, 10.0)
 
     def _notice(self) -> None:
         """A change notice (PostgreSQL): plan and claim at once, whatever was read before."""
