@@ -386,14 +386,14 @@ class Engine:
     def _check_connections(self, stop: threading.Event) -> None:
         """Refuse (``UnsupportedConnection``) a way of reaching the database that this engine
         cannot keep its guarantees on (docs/design.md, "Databases"), waiting for a database
-        that cannot be reached yet. This thread's connection, the engine's, is its own from
-        now on, never one of a pool's."""
+        that cannot be reached yet. Then this thread's connection, the engine's, is its own,
+        never one of a pool's."""
         st = store.of(self.using)
-        st.outside_pool()
         backoff = 0.5
         while not stop.is_set():
             try:
                 st.check_connections(self.concurrency)
+                st.outside_pool()
                 return
             except DatabaseError as exc:
                 logger.error(
