@@ -89,7 +89,7 @@ def threaded_engine(db, clock):
 def pgbouncer(tmp_path):
     """Start real PgBouncers in front of this test's PostgreSQL server, stopped at teardown:
     ``pgbouncer("transaction")`` (or ``"session"``, ``"statement"``; ``extra``: more ini
-    settings). ``.env()`` points a ``run_cadence`` child at it."""
+    settings; ``port``: a chosen one). ``.env()`` points a ``run_cadence`` child at it."""
     from django.db import connection
 
     from tests.support import pgbouncer as bouncers
@@ -97,7 +97,9 @@ def pgbouncer(tmp_path):
     numbers = itertools.count(1)
     with contextlib.ExitStack() as stack:
 
-        def start(pool_mode: str, extra: dict[str, str] | None = None) -> bouncers.PgBouncer:
+        def start(
+            pool_mode: str, extra: dict[str, str] | None = None, port: int | None = None
+        ) -> bouncers.PgBouncer:
             directory = tmp_path / f"pgbouncer-{pool_mode}-{next(numbers)}"
             return stack.enter_context(
                 bouncers.running(
@@ -107,6 +109,7 @@ def pgbouncer(tmp_path):
                     server_port=str(connection.settings_dict["PORT"] or "5432"),
                     user=str(connection.settings_dict["USER"] or "postgres"),
                     extra=extra,
+                    port=port,
                 )
             )
 

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from benchmarks.fleet import child_env, database_env, run_cadence_args
+from benchmarks.fleet import child_env, database_env, run_cadence_args, wait_until
 from django_cadence.models import Status, Worker
 from tests.support.attempts import attempt_of, make_due
+from tests.support.pgbouncer import free_port
 
 pytestmark = [
     pytest.mark.skipif(
@@ -94,3 +95,30 @@ def test_run_cadence_runs_with_a_django_pool_of_the_size_it_needs(make_schedule)
 
     assert result.returncode == 0, result.stderr
     assert attempt_of(schedule).status == Status.SUCCEEDED
+
+
+def test_run_cadence_started_before_its_pgbouncer_waits_for_it_then_refuses(pgbouncer, tmp_path):
+    """A start cannot skip the check: a worker that cannot reach the database yet says so,
+    waits, and is refused once it can tell."""
+    port = free_port()
+    log = tmp_path / "worker.log"
+    with log.open("wb") as output:
+        child = subprocess.Popen(
+            run_cadence_args("tests.settings", "w-early"),
+            cwd=ROOT,
+            env=child_env(database_env(), {}) | {"CADENCE_PG_PORT": str(port)},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until(lambda: "database unavailable" in log.read_text(), timeout=30)
+        pgbouncer("transaction", port=port)
+        assert child.wait(60) == 1
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)
+    output = log.read_text()
+    assert "CommandError: run_cadence cannot prove its workers alive" in output
+    assert "engine started" not in output
+    assert not Worker.objects.exists()

@@ -87,8 +87,10 @@ def running(
     server_port: str = "5432",
     user: str = "postgres",
     extra: dict[str, str] | None = None,
+    port: int | None = None,
 ) -> Iterator[PgBouncer]:
-    """Start PgBouncer in ``pool_mode``, wait until it accepts connections, stop it on exit.
+    """Start PgBouncer in ``pool_mode`` (on ``port``, else a free one), wait until it accepts
+    connections, stop it on exit.
 
     A missing PgBouncer fails (it is a test dependency, as the servers are), never skips.
     """
@@ -98,7 +100,7 @@ def running(
             "or apt-get install pgbouncer"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     ini = write_config(
         directory,
         port=port,
