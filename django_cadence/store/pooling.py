@@ -72,6 +72,10 @@ def _backend_pid(raw: Any) -> int:
         return int(cursor.fetchone()[0])
 
 
+# protocol_violation: how PgBouncer in statement mode refuses a transaction block.
+REFUSED_TRANSACTION = "08P01"
+
+
 def _keeps_transactions(connect: Callable[[], Any]) -> bool:
     """Whether one transaction's statements all run on one server session."""
     raw = connect()
@@ -80,8 +84,11 @@ def _keeps_transactions(connect: Callable[[], Any]) -> bool:
         pids = {_backend_pid(raw), _backend_pid(raw)}
         raw.commit()
         return len(pids) == 1
-    except Exception:  # noqa: BLE001 - PgBouncer refuses a transaction block in statement mode
-        return False
+    except Exception as exc:
+        code = getattr(exc, "sqlstate", None) or getattr(exc, "pgcode", None)
+        if code == REFUSED_TRANSACTION:
+            return False
+        raise
     finally:
         _close(raw)
 

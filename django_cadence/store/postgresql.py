@@ -169,7 +169,8 @@ class PostgreSQLStore(Store):
 
     def _pooling(self) -> pooling.Pooling:
         # Fresh sessions, not ``open_session``: what that sets up may itself ask this.
-        return pooling.found(self.connection, self._session_in_autocommit)
+        with self.connection.wrap_database_errors:
+            return pooling.found(self.connection, self._session_in_autocommit)
 
     def _session_in_autocommit(self) -> Any:
         raw = self._new_session()
