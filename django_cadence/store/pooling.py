@@ -135,6 +135,9 @@ def refusal(pooling: Pooling, where: str) -> str | None:
     return None
 
 
+# --- Django's connection pool ------------------------------------------------------------------
+
+
 def pool_refusal(connection: BaseDatabaseWrapper, concurrency: int) -> str | None:
     """Why Django's pool of ``connection``'s alias is too small for a worker of
     ``concurrency`` try threads, with the size it needs; None when it is large enough."""
@@ -159,13 +162,10 @@ def pool_refusal(connection: BaseDatabaseWrapper, concurrency: int) -> str | Non
     )
 
 
-# --- Django's connection pool ------------------------------------------------------------------
-
-
 def pool_max_size(connection: BaseDatabaseWrapper) -> int | None:
     """How many connections Django's pool of ``connection``'s alias lends at most; None
     without a pool (read from the pool object, which is made without connecting)."""
-    if not _pool_options(connection):
+    if not _pool_options(connection).get("pool"):
         return None
     pool = getattr(connection, "pool", None)
     return None if pool is None else int(pool.max_size)

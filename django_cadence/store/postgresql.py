@@ -154,10 +154,9 @@ class PostgreSQLStore(Store):
 
     def check_connections(self, concurrency: int) -> None:
         settings = self.connection.settings_dict
-        where = (
-            f"the database {self.using!r} at {settings.get('HOST') or 'localhost'}:"
-            f"{settings.get('PORT') or 5432}"
-        )
+        where = f"the database {self.using!r}"
+        if settings.get("HOST"):
+            where += f" at {settings['HOST']}:{settings.get('PORT') or 5432}"
         why = pooling.refusal(self._pooling(), where) or pooling.pool_refusal(
             self.connection, concurrency
         )
