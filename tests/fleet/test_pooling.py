@@ -41,31 +41,37 @@ LEASES_ONLY = {"CADENCE_SESSION_LIVENESS": False, "CADENCE_LEASE": 3, "CADENCE_R
 
 
 def kill_mid_try(worker, due_schedule, tmp_path, *, settings=None, env=None):
-    """A's try of a 5 s job, A killed while it runs and B there to take it over; returns
-    the attempt once it succeeded, B, and the seconds from the kill to B's re-run."""
-    first = worker("A", settings=settings, env=env).wait_started()
+    """Two workers up, a 4 s job's try on one of them, that one killed while it runs;
+    returns the attempt once it succeeded, the survivor, and the seconds from the kill to
+    the survivor's re-run. (Both start first: a worker may take seconds to start on a busy
+    host, longer than a try that began before it.)"""
+    fleet = {name: worker(name, settings=settings, env=env) for name in ("A", "B")}
+    for child in fleet.values():
+        child.wait_started()
     schedule = due_schedule(
-        executor="tests.jobs.record_span", payload={"seconds": 5, "directory": str(tmp_path)}
+        executor="tests.jobs.record_span", payload={"seconds": 4, "directory": str(tmp_path)}
     )
-    wait_for_status(schedule, Status.RUNNING, worker="A", timeout=20)
-    survivor = worker("B", settings=settings, env=env).wait_started()
-    wait_until(lambda: spans(tmp_path), timeout=10, message="A's job to start")
+    held = wait_for_status(schedule, Status.RUNNING, timeout=20).worker
+    (other,) = set(fleet) - {held}
+    wait_until(lambda: spans(tmp_path), timeout=10, message="the job to start")
 
     killed = time.time()
-    first.kill()
+    fleet[held].kill()
 
     attempt = wait_for_status(schedule, Status.SUCCEEDED, timeout=20)
     assert [(entry["worker"], entry["result"]) for entry in attempt.history] == [
-        ("A", "lost"),
-        ("B", "succeeded"),
+        (held, "lost"),
+        (other, "succeeded"),
     ]
-    assert (attempt.worker, attempt.recoveries) == ("B", 1)
-    # What the job recorded: A's execution died with A, B's ran once, to its end.
-    a_run, b_run = spans(tmp_path)
-    assert "end" not in a_run
-    assert (b_run["end"] > b_run["start"], b_run["cancelled"]) == (True, False)
+    assert (attempt.worker, attempt.recoveries) == (other, 1)
+    # What the job recorded: the first execution died with its worker, the re-run ran once,
+    # to its end.
+    first_run, re_run = spans(tmp_path)
+    assert "end" not in first_run
+    assert (re_run["end"] > re_run["start"], re_run["cancelled"]) == (True, False)
+    survivor = fleet[other]
     assert "attempt recovered" in survivor.output()
-    return attempt, survivor, b_run["start"] - killed
+    return attempt, survivor, re_run["start"] - killed
 
 
 def test_pgbouncer_session_mode_recovers_a_killed_worker_by_its_session_lock(
@@ -76,7 +82,7 @@ def test_pgbouncer_session_mode_recovers_a_killed_worker_by_its_session_lock(
     attempt, survivor, after = kill_mid_try(worker, due_schedule, tmp_path, env=bouncer.env())
 
     assert SESSION_ENDED in attempt.history[0]["error"]  # not its lease: that is 30 s
-    assert Worker.objects.get(worker_id="B").session_lock is True
+    assert Worker.objects.get(worker_id=survivor.name).session_lock is True
     assert log_problems(survivor.output(), allowed=("attempt recovered",)) == []
     print(f"\nPgBouncer session mode: re-run started {after:.2f} s after kill -9")
 
@@ -91,7 +97,7 @@ def test_pgbouncer_transaction_mode_recovers_a_killed_worker_when_its_lease_ends
     )
 
     assert LEASE_EXPIRED in attempt.history[0]["error"]
-    assert Worker.objects.get(worker_id="B").session_lock is False
+    assert Worker.objects.get(worker_id=survivor.name).session_lock is False
     # No LISTEN on a shared session: said once, at start; nothing else is amiss.
     output = survivor.output()
     assert output.count("no LISTEN through a transaction-pooling proxy") == 1
