@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..executors import registry as executors
-from ..models.validation import TASK_EXECUTOR, inferred_kind, spec_fields_given, to_duration
+from ..models.validation import TASK_EXECUTOR, to_duration
 
 if TYPE_CHECKING:
     from ..models import Schedule
@@ -65,10 +65,19 @@ class DeclarationError(CadenceError, ValueError):
         self.name = name
         self.origin = origin
         self.errors = errors
-        details = "; ".join(
-            f"{field}: {' '.join(messages)}" for field, messages in sorted(errors.items())
+        super().__init__(f"schedule {name!r} ({origin}): {self.details}")
+
+    @property
+    def details(self) -> str:
+        """``field: message.`` for each bad field, in field order, one sentence each."""
+        return " ".join(
+            f"{field}: {_sentence(' '.join(messages))}"
+            for field, messages in sorted(self.errors.items())
         )
-        super().__init__(f"schedule {name!r} ({origin}): {details}")
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "?", "!")) else f"{text}."
 
 
 @dataclass(frozen=True)
@@ -123,8 +132,6 @@ def build(declaration: Declaration) -> Schedule:
     for key in sorted(set(fields) - ACCEPTED_KEYS - {"executor"}):
         add(key, f"unknown field; use one of {', '.join(sorted(ACCEPTED_KEYS))}.")
         fields.pop(key)
-    if "kind" not in fields:
-        _infer_kind(fields, add)
     for key in DURATION_FIELDS & fields.keys():
         fields[key] = _duration(key, fields[key], add)
     for key in DATETIME_FIELDS & fields.keys():
@@ -166,17 +173,6 @@ def _expand_task(declaration: Declaration, add: AddError) -> dict[str, Any]:
     fields["executor"] = TASK_EXECUTOR
     fields["payload"] = payload
     return fields
-
-
-def _infer_kind(fields: dict[str, Any], add: AddError) -> None:
-    kind = inferred_kind(fields)
-    given = spec_fields_given(fields)
-    if kind is not None:
-        fields["kind"] = kind
-    elif not given:
-        add("kind", "give one of cron, interval or run_at (or task with one of them).")
-    else:
-        add("kind", f"give only one of cron, interval or run_at, not {', '.join(given)}.")
 
 
 def _duration(field: str, value: Any, add: AddError) -> timedelta | None:
