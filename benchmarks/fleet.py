@@ -90,7 +90,8 @@ def databases_from_env() -> dict[str, dict[str, Any]]:
     """``DATABASES`` for the database the environment names (what :func:`database_env` sets):
     the test suite's settings and the chaos workers' read it the same way, so a worker sees
     the database of the test that started it. Servers are the local ones unless
-    ``CADENCE_PG_*`` or ``CADENCE_MYSQL_*`` say otherwise."""
+    ``CADENCE_PG_*`` or ``CADENCE_MYSQL_*`` say otherwise (``CADENCE_PG_OPTIONS``: the
+    connection's ``OPTIONS`` as JSON)."""
     vendor = os.environ.get(DB_ENV, "sqlite")
     if vendor not in DB_NAME_ENV:
         raise RuntimeError(f"{DB_ENV} must be sqlite, postgresql or mysql, not {vendor!r}")
@@ -113,6 +114,8 @@ def databases_from_env() -> dict[str, dict[str, Any]]:
                 "USER": os.environ.get("CADENCE_PG_USER", "postgres"),
                 "HOST": os.environ.get("CADENCE_PG_HOST", "127.0.0.1"),
                 "PORT": os.environ.get("CADENCE_PG_PORT", "5432"),
+                # Django's connection pool, as JSON: '{"pool": {"max_size": 12}}'.
+                "OPTIONS": json.loads(os.environ.get("CADENCE_PG_OPTIONS") or "{}"),
             }
         }
     return {

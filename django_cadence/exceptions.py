@@ -6,6 +6,7 @@ Each narrow class also inherits the built-in it resembles, so callers that alrea
 
 from __future__ import annotations
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError
 
 
@@ -43,6 +44,10 @@ class ClaimLost(CadenceError, RuntimeError):
 class UncertainNotDurable(CadenceError, RuntimeError):
     """mark_uncertain() cannot commit beside an atomic job's open transaction on a database
     with one writer at a time (SQLite): make the job at_most_once, or not atomic."""
+
+
+class UnsupportedConnection(CadenceError, ImproperlyConfigured):
+    """run_cadence cannot keep its guarantees on this database connection as configured."""
 
 
 class IdentityChanged(CadenceError, IntegrityError):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Make this machine ready for `make test`: the system packages the test extra and the browser
-# tests need, and the PostgreSQL and MariaDB servers running. As root, missing packages are
+# Make this machine ready for `make test`: the system packages the test extra, the browser
+# tests and the PgBouncer tests need, and the PostgreSQL and MariaDB servers running. As root, missing packages are
 # installed with apt-get and stopped servers are started; otherwise the script stops at once
 # and prints the one command to run. A server that still cannot be reached fails the run.
 #
@@ -20,6 +20,9 @@ if ! pkg-config --exists libmariadb 2>/dev/null && ! pkg-config --exists mysqlcl
   missing+=(libmariadb-dev)
 fi
 [ -x "${CADENCE_CHROMIUM:-/usr/bin/chromium}" ] || missing+=(chromium)
+# A real PgBouncer in front of PostgreSQL (tests/support/pgbouncer.py), run by the tests
+# themselves: Debian's service for it is not started.
+[ -x "${CADENCE_PGBOUNCER:-/usr/sbin/pgbouncer}" ] || missing+=(pgbouncer)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$UID_NOW" != 0 ]; then

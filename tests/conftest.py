@@ -1,8 +1,10 @@
-"""Fixtures shared by the suite: a schedule factory, fake clocks and engines, and the admin's
-superuser."""
+"""Fixtures shared by the suite: a schedule factory, fake clocks and engines, the admin's
+superuser, and PgBouncers in front of the PostgreSQL server."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -81,3 +83,34 @@ def threaded_engine(db, clock):
     yield factory
     for engine in engines:
         engine.close()
+
+
+@pytest.fixture
+def pgbouncer(tmp_path):
+    """Start real PgBouncers in front of this test's PostgreSQL server, stopped at teardown:
+    ``pgbouncer("transaction")`` (or ``"session"``, ``"statement"``; ``extra``: more ini
+    settings; ``port``: a chosen one). ``.env()`` points a ``run_cadence`` child at it."""
+    from django.db import connection
+
+    from tests.support import pgbouncer as bouncers
+
+    numbers = itertools.count(1)
+    with contextlib.ExitStack() as stack:
+
+        def start(
+            pool_mode: str, extra: dict[str, str] | None = None, port: int | None = None
+        ) -> bouncers.PgBouncer:
+            directory = tmp_path / f"pgbouncer-{pool_mode}-{next(numbers)}"
+            return stack.enter_context(
+                bouncers.running(
+                    directory,
+                    pool_mode,
+                    server_host=str(connection.settings_dict["HOST"] or "127.0.0.1"),
+                    server_port=str(connection.settings_dict["PORT"] or "5432"),
+                    user=str(connection.settings_dict["USER"] or "postgres"),
+                    extra=extra,
+                    port=port,
+                )
+            )
+
+        yield start

@@ -10,8 +10,9 @@ themselves (:mod:`.lost_workers`), through the same fenced path as an expired le
 (:mod:`.recovery`). Leases stay, for a worker that is alive but stuck and for databases
 without session locks.
 
-Behind a transaction-pooling proxy (PgBouncer in transaction mode) a session is not a client,
-so ``CADENCE_SESSION_LIVENESS = False`` turns this off and leases alone decide.
+Behind a transaction-pooling proxy (PgBouncer in transaction mode) a session is not a client:
+an engine refuses to start through one unless ``CADENCE_SESSION_LIVENESS = False`` turns
+this off, and leases alone decide (``store/pooling``).
 """
 
 from __future__ import annotations

@@ -373,6 +373,8 @@ class Engine:
         registers and ticks: ``run_cadence`` applies the declared schedules there and logs
         what is enabled.
         """
+        if not self._check_connections(stop):
+            return  # stopped while waiting for the database: nothing started
         lock = store.of(self.using).engine_lock()
         lock.acquire()
         logger.info(
@@ -416,6 +418,26 @@ class Engine:
             self._lost_workers.stop()
             lock.release()
             logger.info("engine stopped worker=%s", self.worker_id)
+
+    def _check_connections(self, stop: threading.Event) -> bool:
+        """Refuse (``UnsupportedConnection``) a way of reaching the database that this engine
+        cannot keep its guarantees on (docs/design.md, "Databases"), waiting for a database
+        that cannot be reached yet; False if stopped meanwhile. Then this thread's
+        connection, the engine's, is its own, never one of a pool's."""
+        st = store.of(self.using)
+        backoff = 0.5
+        while not stop.is_set():
+            try:
+                st.check_connections(self.concurrency)
+                st.outside_pool()
+                return True
+            except DatabaseError as exc:
+                logger.error(
+                    "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
+                )
+                stop.wait(backoff)
+                backoff = min(backoff * 2, 10.0)
+        return False
 
     def _notice(self) -> None:
         """A change notice (PostgreSQL): plan and claim at once, whatever was read before."""

@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db import connections
 from django.db.models import Q
 
-from .. import signals
+from .. import signals, store
 from ..executors.payloads import log_value
 from ..models import Schedule
 from ..models.overdue import overdue
@@ -68,6 +68,7 @@ class OverdueWatch:
 
     def _probe_in_thread(self, now: datetime) -> None:
         try:
+            store.of().outside_pool()  # the engine's own: it never waits on the jobs' pool
             self._timed_probe(now)
         except Exception as exc:  # logged with its traceback; the next period probes again
             logger.warning(

@@ -62,6 +62,7 @@ def _on_own_connection(attempt_id: int, token: str, reason: str, using: str) -> 
 
     def write() -> None:
         try:
+            store.of(using).outside_pool()  # the try's own holds one of the pool's already
             result["written"] = _write(attempt_id, token, reason, using)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
             result["error"] = exc

@@ -174,11 +174,6 @@ class Store:
 
     # --- bounded waits (``bounds``) -------------------------------------------------------------
 
-    @property
-    def session_state_is_private(self) -> bool:
-        """Whether what a session sets (a limit, a lock) stays with this client's session."""
-        return True
-
     def socket_options(self) -> dict[str, Any]:
         """Connection options, as the driver takes them in ``OPTIONS``, that bound a wait
         on a silent network: a connect timeout, TCP keepalives, ``TCP_USER_TIMEOUT``."""
@@ -196,14 +191,44 @@ class Store:
         server."""
         return None
 
+    # --- how connections reach the server: pooling proxies, Django's pool ---------------------
+
+    def transaction_pooled(self) -> bool:
+        """Whether a proxy hands this process's transactions to whichever server session is
+        free (PgBouncer in ``transaction`` or ``statement`` mode): a session lock, a
+        ``LISTEN`` or a session-level ``SET`` would land on a session that other clients
+        share. Found out once per process (:mod:`.pooling`), by connecting."""
+        return False
+
+    @property
+    def session_state_is_private(self) -> bool:
+        """Whether a session-level ``SET`` on a connection the engine opened stays with that
+        connection, never reaching another client's statements."""
+        return not self.transaction_pooled()
+
+    def check_connections(self, concurrency: int) -> None:
+        """Refuse, with ``UnsupportedConnection`` naming the setting to change, the ways of
+        reaching the server on which an engine of ``concurrency`` try threads cannot keep its
+        guarantees; a ``DatabaseError`` when the server cannot be reached to tell."""
+        return None
+
+    def outside_pool(self) -> None:
+        """Open this thread's connection directly from now on, never from a connection pool
+        of the settings: for the engine's own threads, which hold theirs for the worker's
+        life or must not wait for one."""
+        return None
+
     # --- session locks: a worker's liveness, as the server sees it -----------------------------
 
     def open_session(self) -> Any:
         """A new DB-API connection of its own, in autocommit, outside Django's per-thread ones."""
-        connection = self.connection
-        raw = connection.get_new_connection(connection.get_connection_params())
+        raw = self._new_session()
         self._autocommit(raw)
         return raw
+
+    def _new_session(self) -> Any:
+        connection = self.connection
+        return connection.get_new_connection(connection.get_connection_params())
 
     def _autocommit(self, raw: Any) -> None:
         raw.autocommit = True

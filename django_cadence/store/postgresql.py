@@ -14,8 +14,9 @@ from typing import Any, ClassVar
 from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from ..exceptions import UnsupportedConnection
 from ..executors.payloads import log_value
-from . import bounds, identity_guard
+from . import bounds, identity_guard, pooling
 from .base import Store
 
 logger = logging.getLogger("django_cadence.wakeup")
@@ -136,10 +137,52 @@ class PostgreSQLStore(Store):
 
         transaction.on_commit(send, using=self.using)
 
-    def start_listener(self, wake: Callable[[], None]) -> NotificationListener:
+    def start_listener(self, wake: Callable[[], None]) -> NotificationListener | None:
+        if self.transaction_pooled():
+            logger.info(
+                "wake-ups: no LISTEN through a transaction-pooling proxy (database %s): "
+                "changes made elsewhere are seen within the maximum tick (--max-tick)",
+                log_value(self.using),
+            )
+            return None
         listener = NotificationListener(wake, self.using)
         listener.start()
         return listener
+
+    def transaction_pooled(self) -> bool:
+        return self._pooling() is not pooling.Pooling.NONE
+
+    def check_connections(self, concurrency: int) -> None:
+        settings = self.connection.settings_dict
+        where = f"the database {self.using!r}"
+        if settings.get("HOST"):
+            where += f" at {settings['HOST']}:{settings.get('PORT') or 5432}"
+        why = pooling.refusal(self._pooling(), where) or pooling.pool_refusal(
+            self.connection, concurrency
+        )
+        if why:
+            raise UnsupportedConnection(why)
+
+    def outside_pool(self) -> None:
+        pooling.use_no_pool(self.connection)
+
+    def _pooling(self) -> pooling.Pooling:
+        # Fresh sessions, not ``open_session``: what that sets up may itself ask this.
+        with self.connection.wrap_database_errors:
+            return pooling.found(self.connection, self._session_in_autocommit)
+
+    def _session_in_autocommit(self) -> Any:
+        raw = self._new_session()
+        self._autocommit(raw)
+        return raw
+
+    def _new_session(self) -> Any:
+        """Opened directly, never drawn from Django's pool: a pool's connection goes back
+        to it, to another thread, with whatever its session holds (a session lock)."""
+        connection = self.connection
+        driver = connection.Database  # type: ignore[attr-defined]  # psycopg or psycopg2
+        with connection.wrap_database_errors:
+            return driver.connect(**connection.get_connection_params())
 
     def set_up_engine_session(self) -> None:
         use_native_loader(self.connection)

@@ -8,12 +8,14 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "test-machine.sh"
 
 
 def run_setup(uid: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run the script in dry-run mode as ``uid``, with a browser that is never there."""
+    """Run the script in dry-run mode as ``uid``, with a browser and a PgBouncer that are
+    never there."""
     environ = {
         **os.environ,
         "CADENCE_SETUP_DRY_RUN": "1",
         "CADENCE_SETUP_UID": uid,
         "CADENCE_CHROMIUM": "/nonexistent/chromium",
+        "CADENCE_PGBOUNCER": "/nonexistent/pgbouncer",
         **env,
     }
     return subprocess.run(
@@ -25,7 +27,7 @@ def test_without_root_it_stops_at_once_printing_the_one_command_to_run():
     result = run_setup("1000")
 
     assert result.returncode == 1
-    assert "sudo apt-get install -y chromium" in result.stderr
+    assert "sudo apt-get install -y chromium pgbouncer" in result.stderr
     assert "would run" not in result.stdout
 
 
@@ -34,12 +36,13 @@ def test_as_root_it_installs_what_is_missing_with_apt_get():
 
     assert result.returncode == 0, result.stderr
     assert "would run: apt-get update -qq" in result.stdout
-    assert "would run: apt-get install -y -qq chromium" in result.stdout
+    assert "would run: apt-get install -y -qq chromium pgbouncer" in result.stdout
 
 
 def test_a_machine_with_everything_installs_nothing():
-    chromium = Path("/usr/bin/chromium")
-    result = run_setup("1000", CADENCE_CHROMIUM=str(chromium))
+    result = run_setup(
+        "1000", CADENCE_CHROMIUM="/usr/bin/chromium", CADENCE_PGBOUNCER="/usr/sbin/pgbouncer"
+    )
 
     assert result.returncode == 0, result.stderr
     assert "apt-get" not in result.stdout + result.stderr

@@ -27,6 +27,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django_cadence import log_output, metrics, store
 from django_cadence.engine.loop import Engine
 from django_cadence.engine.workers import check_worker_id
+from django_cadence.exceptions import UnsupportedConnection
 from django_cadence.ops.reconcile import reconcile_on_start
 from django_cadence.ops.status import schedules_summary
 from django_cadence.store import bounds
@@ -109,7 +110,7 @@ class Command(BaseCommand):
         _install_signal_handlers(stop)
         try:
             engine.run(stop, once=options["once"], on_start=start_up)
-        except EngineAlreadyRunning as exc:
+        except (EngineAlreadyRunning, UnsupportedConnection) as exc:
             raise CommandError(str(exc)) from None
         if engine.unhealthy:
             # As Gunicorn recycles a worker that missed its timeout: a fresh process has no
