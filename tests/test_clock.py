@@ -188,7 +188,7 @@ def test_the_database_clock_reads_the_server_once_per_resync_window(monkeypatch)
         ticks[0] += 2.5
         later = clock.now()
     assert len(within) == 0
-    assert later - start == timedelta(seconds=2.5)
+    assert later - start == timedelta(seconds=2.5 * DatabaseClock.CARRY_RATE)  # never ahead
     with CaptureQueriesContext(connection) as after:
         ticks[0] += 2.5  # the window is over: read the server again
         clock.now()
@@ -245,18 +245,34 @@ def test_a_server_clock_set_back_is_followed_at_the_next_reading(monkeypatch):
 
 def test_an_estimate_carried_from_reading_to_reading_adds_up_no_drift(monkeypatch):
     """Carried over a hundred readings from the first (all later ones stale), against a
-    server clock 150 parts per million slower than the monotonic clock: never ahead by more
-    than one window's drift (under a millisecond), however long it is carried."""
+    server clock 150 parts per million slower than the monotonic clock: never ahead of the
+    server, within a window or across readings, and never more than a window's slowest
+    carry (1 ms) plus a reading's staleness behind it, however long it is carried."""
     clock = DatabaseClock(resync=5.0)
     server = ScriptedServer(monkeypatch, clock)
     server.rate = 1 - 150e-6
     clock.now()
     server.round_trip, server.stale = 0.02, 0.005
-    window_drift = timedelta(seconds=5.0 * 150e-6)
     for _ in range(400):
         server.advance(1.25)
-        assert clock.now() <= server.server + window_drift
+        assert clock.now() <= server.server
     assert server.server - clock.now() < timedelta(milliseconds=6)
+
+
+def test_within_a_window_the_estimate_is_never_ahead_of_a_slower_server(monkeypatch):
+    """A fresh, exact reading, then a server clock at the slowest rate the design allows
+    (200 parts per million slower than the monotonic clock): counting the window at the
+    monotonic clock's rate would put the estimate a millisecond ahead by its end."""
+    clock = DatabaseClock(resync=5.0)
+    server = ScriptedServer(monkeypatch, clock)
+    server.rate = 1 - DatabaseClock.MAX_DRIFT
+    server.round_trip = 0.0
+    assert clock.now() == server.server
+    for _ in range(49):
+        server.advance(0.1)
+        assert clock.estimate() <= server.server
+        assert clock.now() <= server.server
+    assert server.server - clock.now() < timedelta(microseconds=2)  # and no later than that
 
 
 def test_while_one_thread_reads_the_server_clock_the_others_carry_the_estimate(monkeypatch):
@@ -282,7 +298,8 @@ def test_while_one_thread_reads_the_server_clock_the_others_carry_the_estimate(m
     assert reading.wait(5)
     carried = clock.now()  # from this thread, while the reader waits on the server
     assert reads == ["reader"]
-    assert abs(server.server - carried) < timedelta(microseconds=2)  # carried 5.5 s
+    # Carried 5.5 s at the slowest rate: behind the server by at most 200 ppm of that.
+    assert timedelta(0) <= server.server - carried <= timedelta(seconds=5.5 * 200e-6)
     release.set()
     reader.join(5)
     assert clock.now() >= carried
@@ -384,7 +401,7 @@ def test_the_estimate_never_reads_the_server_after_the_first_reading(monkeypatch
     reads = []
     monkeypatch.setattr(clock, "read", lambda: reads.append(1) or server.read())
     server.advance(2.0)
-    assert clock.estimate() == first + timedelta(seconds=2.0)
+    assert clock.estimate() == first + timedelta(seconds=2.0 * DatabaseClock.CARRY_RATE)
     server.advance(58.0)  # twelve windows past the reading
     carried = clock.estimate()
     assert first < carried <= server.server
