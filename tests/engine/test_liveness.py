@@ -5,7 +5,6 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 
 from django_cadence.engine import leases, liveness, outcomes, planner, recovery, workers
 from django_cadence.executors.calling import idempotency_key
@@ -23,7 +22,7 @@ def running_attempt(schedule_at, clock, worker="w1", **fields):
     return schedule, claim
 
 
-@pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: the servers")
+@pytest.mark.servers("session locks")
 def test_a_worker_whose_session_lock_is_gone_is_lost_and_one_holding_it_is_not(clock):
     live = liveness.SessionLock("w-live")
     assert live.acquire()
@@ -86,7 +85,7 @@ def key_of(attempt):
 
 # --- dead, not merely disconnected (docs/design.md, "Lost workers") -------------------------
 
-servers_only = pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: servers")
+servers_only = pytest.mark.servers("session locks")
 
 
 @pytest.fixture

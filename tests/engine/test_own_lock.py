@@ -6,7 +6,7 @@ recovered yet, however long its process was paused before."""
 import time
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import OperationalError
 
 from django_cadence.engine import liveness
 from django_cadence.engine.own_lock import OwnLock
@@ -14,7 +14,7 @@ from django_cadence.engine.tuning import LIVENESS_WINDOW, START_CONFIRMED
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: the servers"),
+    pytest.mark.servers("session locks"),
 ]
 
 

@@ -206,7 +206,6 @@ def test_an_engine_that_woke_a_moment_before_the_horizon_plans_ahead_after_its_t
     """Woken 1 ms before the horizon reaches the instant (its sleep ended a hair early by
     the engine clock), the tick plans nothing, and the tick itself takes 2 ms: the engine
     must tick again at once, not sleep until the instant and plan it then."""
-    from django.db import connection
 
     def slow_query(execute, *args):
         clock.advance(microseconds=500)
@@ -404,7 +403,7 @@ def test_an_unstarted_try_whose_hand_back_failed_stays_held_and_is_handed_back_n
     assert jobs.CALLS == ["late"]
 
 
-@pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: the servers")
+@pytest.mark.servers("session locks")
 def test_a_try_whose_worker_lost_its_session_lock_while_paused_is_handed_back_unrun(
     schedule_at, clock, threaded_engine, caplog
 ):
@@ -623,7 +622,6 @@ def test_idle_threads_exit_so_a_pool_sized_for_bursts_costs_nothing_between_them
 
 
 def test_the_default_concurrency_fits_the_database_and_the_setting_overrides_it(settings):
-    from django.db import connection
 
     from django_cadence.engine.loop import Engine
 

@@ -30,9 +30,7 @@ LEASE_DEFAULT = 30.0
 # A lease short enough for a freeze to outlast it, renewed every 1 s.
 SHRUNK = {"CADENCE_LEASE": 3, "CADENCE_RECOVERY_GRACE": 0.5}
 
-servers_only = pytest.mark.skipif(
-    connection.vendor == "sqlite", reason="session locks: PostgreSQL and MariaDB"
-)
+servers_only = pytest.mark.servers("session locks")
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="single-engine lock")
 
 
