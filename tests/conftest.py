@@ -6,6 +6,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# A property is about values: no example fails for taking long on a loaded machine (the
+# default deadline is 200 ms). Speed is measured in benchmarks/.
+hypothesis_settings.register_profile("cadence", deadline=None)
+hypothesis_settings.load_profile("cadence")
 
 # The tests marked ``servers`` (row locks, session locks, deadlocks) and the nodes of those
 # that were skipped for it on SQLite, for the summary line.
