@@ -5,7 +5,8 @@ so a host's clock does not enter any decision. The proof: the local clock each e
 read (``datetime.now`` in ``django_cadence.clock``, the engine's only reading of it)
 is skewed, per engine thread, by +5 min for one engine and -5 min for the other; the two engines run
 the same schedules side by side, and every occurrence still has exactly one record, none is
-planned before it is due, no try starts before its occurrence. Were the local clock used,
+planned before it is due, and no job starts before its occurrence, by the job's own reading
+of the clock (``tests.jobs.noop`` records each execution). Were the local clock used,
 the engine 5 minutes ahead would plan some 300 occurrences of each 1-second schedule early.
 
 On SQLite there is one engine per database file, on the database's host: its local clock is
@@ -25,6 +26,8 @@ from django.db import connection, connections
 
 import django_cadence.clock
 import django_cadence.engine.tries
+from benchmarks.chaos_app.jobs import EXECUTIONS_ENV
+from benchmarks.chaos_checks import executions, read_execution_lines, started_early
 from django_cadence.clock import DatabaseClock, SystemClock, default_clock
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt, Schedule, Status
@@ -112,7 +115,16 @@ def run_engines(skews: dict[str, timedelta], seconds: float) -> list[Engine]:
     return engines
 
 
-def assert_each_occurrence_once_and_never_early(schedules: list[Schedule], until: datetime):
+@pytest.fixture
+def recorded(tmp_path, monkeypatch):
+    """The jobs of the engines in this process record each execution here."""
+    monkeypatch.setenv(EXECUTIONS_ENV, str(tmp_path))
+    return tmp_path
+
+
+def assert_each_occurrence_once_and_never_early(
+    schedules: list[Schedule], until: datetime, recorded
+):
     for schedule in schedules:
         schedule.refresh_from_db()
         if schedule.kind == "once":
@@ -124,10 +136,18 @@ def assert_each_occurrence_once_and_never_early(schedules: list[Schedule], until
             assert schedule.last_run_at <= until, (schedule.name, schedule.last_run_at, until)
     attempts = list(Attempt.objects.all())
     assert all(a.occurrence_at <= until for a in attempts), "an occurrence was planned early"
-    started = [a for a in attempts if a.started_at is not None]
-    assert started
-    assert all(a.occurrence_at <= a.started_at <= until for a in started)
-    assert not [a for a in attempts if a.status in (Status.PENDING, Status.RUNNING)]
+    ran = [a for a in attempts if a.status == Status.SUCCEEDED]
+    assert ran
+    # The rows' starts are engine-clock readings: none ahead of the server's clock at the end
+    # (a row's start is never before its instant by construction: the jobs' records say that).
+    assert all(a.started_at <= until for a in ran)
+    runs = executions(read_execution_lines(recorded), {})
+    assert len(runs) == len(ran)
+    early = started_early(runs)
+    assert early["count"] == 0, early["examples"]
+    assert not [a for a in attempts if a.status == Status.RUNNING]
+    # A drained engine hands back the tries it claimed ahead of their instant, unrun.
+    assert all(a.tries == 0 for a in attempts if a.status == Status.PENDING)
 
 
 def test_the_engine_clock_is_the_database_server_except_on_sqlite():
@@ -137,7 +157,7 @@ def test_the_engine_clock_is_the_database_server_except_on_sqlite():
 
 
 def test_a_local_clock_five_minutes_off_neither_fires_early_nor_twice(
-    skewed_local_clock, one_try_ahead_each, caplog
+    skewed_local_clock, one_try_ahead_each, recorded, caplog
 ):
     if connection.vendor == "sqlite":
         # One engine per database file, on the database's host: the local clock is the
@@ -145,7 +165,7 @@ def test_a_local_clock_five_minutes_off_neither_fires_early_nor_twice(
         schedules = create_schedules(datetime.now(UTC))
         (engine,) = run_engines({"only": timedelta(0)}, RUN_SECONDS)
         assert isinstance(engine.clock, SystemClock)
-        assert_each_occurrence_once_and_never_early(schedules, datetime.now(UTC))
+        assert_each_occurrence_once_and_never_early(schedules, datetime.now(UTC), recorded)
         return
 
     _local.skew = SKEW
@@ -159,7 +179,7 @@ def test_a_local_clock_five_minutes_off_neither_fires_early_nor_twice(
         engines = run_engines({"ahead": SKEW, "behind": -SKEW}, RUN_SECONDS)
     until = database_now()
 
-    assert_each_occurrence_once_and_never_early(schedules, until)
+    assert_each_occurrence_once_and_never_early(schedules, until, recorded)
     assert all(isinstance(engine.clock, DatabaseClock) for engine in engines)
     workers = {entry["worker"] for a in Attempt.objects.all() for entry in a.history}
     assert workers == {"ahead", "behind"}, workers  # both engines took part
