@@ -24,6 +24,7 @@ from django.utils import timezone
 from benchmarks.chaos_app.jobs import EXECUTIONS_ENV
 from benchmarks.chaos_checks import executions, read_execution_lines, started_early
 from benchmarks.fleet import overlaps, stop_all, tries_by_schedule, tries_of, wait_until
+from django_cadence.engine.tries import LATE
 from django_cadence.models import TERMINAL_STATUSES, Attempt, Schedule, Status
 from tests.support.records import check_occurrences, log_problems, try_intervals
 
@@ -219,16 +220,19 @@ def test_many_workers_record_every_occurrence_once_and_run_serial_schedules_seri
     assert all(statuses[s] for s in (Status.DEAD_LETTER, Status.SKIPPED, Status.MISSED)), statuses
     assert any(a.tries > 1 for a in attempts)
 
-    # (d) The logs report no traceback, lost fence, recovery, warning or database error.
+    # (d) The logs report no traceback, lost fence, recovery, warning or database error. A
+    # worker starved past START_LATE (a loaded machine) hands a try back unrun rather than
+    # start it that late, as designed: the records above show nothing lost or run twice.
     for child in fleet + finishers:
-        assert log_problems(child.output()) == [], child.name
+        assert log_problems(child.output(), allowed=(LATE,)) == [], child.name
+    starved = sum(child.output().count(LATE) for child in fleet + finishers)
 
     print(
         f"\n{connection.vendor}: {count} worker(s), {len(schedules)} schedules, "
         f"{figures['occurrences']} occurrences, {sum(statuses.values())} rows "
         f"{dict(statuses)}, {len(tries)} tries by {dict(by_worker)}, "
         f"{figures['missed']} missed in {statuses[Status.MISSED]} rows, {len(runs)} "
-        f"executions recorded by the jobs, finished by "
+        f"executions recorded by the jobs, {starved} handed back for a late start, finished by "
         f"{[c.name for c in finishers]}, samples {dict(samples)}, "
         f"worst serial overlap {worst.total_seconds():.4f} s"
     )

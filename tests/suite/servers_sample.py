@@ -1,4 +1,4 @@
-"""Two tests for ``tests/test_servers_summary.py`` to run in a pytest of their own: one
+"""Two tests for ``tests/suite/test_servers_summary.py`` to run in a pytest of their own: one
 marked ``servers``, one not. Not collected by the suite (the name is not ``test_*``)."""
 
 import pytest

@@ -3,7 +3,7 @@ MariaDB, and how to run them (``tests/conftest.py``): a green run on SQLite neve
 
 from tests.support.commands import run_python
 
-SAMPLE = "tests/support/servers_sample.py"
+SAMPLE = "tests/suite/servers_sample.py"
 
 
 def run_sample(tmp_path, database: str):
@@ -26,5 +26,5 @@ def test_a_run_on_sqlite_ends_saying_how_many_tests_need_a_server_and_how_to_run
         "Run them with CADENCE_TEST_DB=postgresql (or mysql) pytest, or make test-postgresql "
         "test-mysql."
     )
-    skip = "SKIPPED [1] tests/support/servers_sample.py:7: needs PostgreSQL or MariaDB: row locks"
+    skip = "SKIPPED [1] tests/suite/servers_sample.py:7: needs PostgreSQL or MariaDB: row locks"
     assert skip in result.stdout
