@@ -405,7 +405,7 @@ def test_an_unstarted_try_whose_hand_back_failed_stays_held_and_is_handed_back_n
 
 @pytest.mark.servers("session locks")
 def test_a_try_whose_worker_lost_its_session_lock_while_paused_is_handed_back_unrun(
-    schedule_at, clock, threaded_engine, caplog
+    schedule_at, clock, threaded_engine, caplog, lock_freed
 ):
     """A process paused between the claim and the instant while its lock session was cut
     may have lost the claim to a recovery, well within START_LATE: its thread finds its
@@ -421,6 +421,7 @@ def test_a_try_whose_worker_lost_its_session_lock_while_paused_is_handed_back_un
         engine.tick()
         (held,) = engine.tries.held.values()
         watch.session_lock._session.close()  # the server ended its lock session
+        lock_freed(engine.worker_id)
         watch.own.held_since(time.monotonic() - 5)  # what a pause of 5 s leaves
         clock.advance(seconds=0.3)
         wait_until(lambda: held.done.is_set())
