@@ -6,6 +6,8 @@
 - ``django_cadence.E004``: database routers that split Cadence's models over several aliases.
 - ``django_cadence.W001``: a SQLite database without IMMEDIATE transactions.
 - ``django_cadence.W002``: a ``CADENCE_EXECUTORS`` pattern that can never match.
+- ``django_cadence.W003``: a ``CADENCE_EXECUTORS`` entry whose module cannot be imported.
+- ``django_cadence.W004``: an exact ``CADENCE_EXECUTORS`` entry that names no callable.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.db import router
 
 from . import store
 from .conf import validate_all
+from .executors import discovery
 from .executors.paths import invalid_patterns
 
 
@@ -94,6 +97,22 @@ def check_executor_patterns(app_configs: Any = None, **kwargs: Any) -> list[chec
             id="django_cadence.W002",
         )
         for pattern in invalid_patterns()
+    ]
+
+
+@checks.register(checks.Tags.compatibility)
+def check_executor_entries(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Well-formed entries that name nothing: a mistyped module (W003) or function (W004).
+    Imports the modules the entries name, as the engine will."""
+    if validate_all():
+        return []
+    return [
+        checks.Warning(
+            problem.message,
+            hint=problem.hint,
+            id="django_cadence.W003" if problem.missing_module else "django_cadence.W004",
+        )
+        for problem in discovery.entry_problems()
     ]
 
 

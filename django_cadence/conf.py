@@ -10,6 +10,8 @@ them each time was a measurable part of its cost. A malformed value raises
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -119,6 +121,24 @@ def _optional_port(name: str, value: Any) -> int | None:
     return value
 
 
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+
+
+def _listen_address(name: str, value: Any) -> str:
+    """An IPv4 or IPv6 address, or a host name (RFC 1123 labels), that a socket can bind."""
+    if isinstance(value, str):
+        try:
+            return str(ipaddress.ip_address(value))
+        except ValueError:
+            labels = value.removesuffix(".").split(".")
+            if len(value) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in labels):
+                return value
+    raise ImproperlyConfigured(
+        f"{name} must be an IP address or a host name to listen on, such as '127.0.0.1' (this "
+        f"machine only), '0.0.0.0' or '::' (every interface), not {value!r}."
+    )
+
+
 def _schedules(name: str, value: Any) -> dict[str, dict[str, Any]]:
     """The outline only (names to dicts of fields); ``declarations`` checks each field."""
     if not isinstance(value, dict):
@@ -174,6 +194,7 @@ _SETTINGS = {
         # Prometheus metrics (metrics.py), off unless asked for.
         _Setting("CADENCE_METRICS", False, _bool),
         _Setting("CADENCE_METRICS_PORT", None, _optional_port),
+        _Setting("CADENCE_METRICS_ADDRESS", "127.0.0.1", _listen_address),
     )
 }
 
@@ -304,6 +325,11 @@ class CadenceSettings:
     @property
     def METRICS_PORT(self) -> int | None:  # noqa: N802
         return self._get("CADENCE_METRICS_PORT")
+
+    @property
+    def METRICS_ADDRESS(self) -> str:  # noqa: N802
+        """Where ``run_cadence`` listens for scrapes: the loopback interface unless set."""
+        return self._get("CADENCE_METRICS_ADDRESS")
 
 
 def setting_names() -> tuple[str, ...]:

@@ -4,8 +4,9 @@ default.
 With ``CADENCE_METRICS = True``:
 
 - in each engine process, ``start_http_server(port)`` (or ``start_from_settings()`` with
-  ``CADENCE_METRICS_PORT``) serves ``/metrics``; ``install(registry)`` instead adds everything
-  to a registry the project already exposes;
+  ``CADENCE_METRICS_PORT``) serves ``/metrics`` at ``CADENCE_METRICS_ADDRESS`` (127.0.0.1
+  unless set); ``install(registry)`` instead adds everything to a registry the project
+  already exposes;
 - in a web process, :func:`metrics_view` serves the database-wide gauges (mount it in urls).
 
 Series (labels are only ``schedule`` (its name), ``status`` and ``state``; never payloads,
@@ -194,11 +195,11 @@ def uninstall(registry: Any) -> None:
 
 
 def start_http_server(
-    port: int | None = None,
-    addr: str = "0.0.0.0",  # noqa: S104 - a metrics endpoint listens for its scraper
-    registry: Any = None,
+    port: int | None = None, addr: str | None = None, registry: Any = None
 ) -> Any:
-    """Serve ``/metrics`` from this process on ``port`` (default ``CADENCE_METRICS_PORT``).
+    """Serve ``/metrics`` from this process on ``port`` (default ``CADENCE_METRICS_PORT``) at
+    ``addr`` (default ``CADENCE_METRICS_ADDRESS``, the loopback interface: the series name
+    every schedule, so reaching them from elsewhere is the operator's choice).
 
     Returns the server (``.server_port``, ``.shutdown()``), or None when metrics are off.
     """
@@ -211,8 +212,9 @@ def start_http_server(
     prometheus = _prometheus()
     registry = prometheus.REGISTRY if registry is None else registry
     install(registry)
+    addr = cadence_settings.METRICS_ADDRESS if addr is None else addr
     server, _thread = prometheus.start_http_server(port, addr=addr, registry=registry)
-    logger.info("metrics serving port=%s", server.server_port)
+    logger.info("metrics serving addr=%s port=%s", addr, server.server_port)
     return server
 
 

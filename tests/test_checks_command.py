@@ -35,6 +35,15 @@ def manage_check(settings: str) -> subprocess.CompletedProcess[str]:
             ),
         ),
         ("without_dalf", "django_cadence.E003", 'Add "dalf" to INSTALLED_APPS'),
+        (
+            "bad_metrics_address",
+            "django_cadence.E002",
+            (
+                "CADENCE_METRICS_ADDRESS must be an IP address or a host name to listen on, such "
+                "as '127.0.0.1' (this machine only), '0.0.0.0' or '::' (every interface), not "
+                "'every interface'."
+            ),
+        ),
     ],
 )
 def test_manage_py_check_reports_each_error_and_exits_non_zero(settings, check_id, message):
@@ -52,6 +61,36 @@ def test_manage_py_check_warns_of_sqlite_without_immediate_transactions():
     assert "?: (django_cadence.W001)" in output
     assert "does not use IMMEDIATE transactions" in output
     assert '"transaction_mode": "IMMEDIATE"' in output
+
+
+def test_manage_py_check_warns_of_executor_entries_that_name_nothing():
+    """A mistyped module or function in CADENCE_EXECUTORS can never match: each is named,
+    with what is wrong and the nearest name that exists."""
+    result = manage_check("mistyped_executors")
+    assert result.returncode == 0, result.stderr
+    output = " ".join((result.stdout + result.stderr).split())
+    assert output.count("(django_cadence.W003)") == 2
+    assert output.count("(django_cadence.W004)") == 3
+    assert (
+        "?: (django_cadence.W003) CADENCE_EXECUTORS entry 'tests.jbos.*' names the module "
+        "'tests.jbos', which cannot be imported (No module named 'tests.jbos'): it can never "
+        "match an executor. HINT: Did you mean 'tests.jobs.*'?" in output
+    )
+    assert "CADENCE_EXECUTORS entry 'tests.jbos.send' names the module 'tests.jbos'" in output
+    assert (
+        "?: (django_cadence.W004) CADENCE_EXECUTORS entry 'tests.jobs.does_not_exist' names "
+        "nothing: the module 'tests.jobs' has no 'does_not_exist'. HINT: Correct the name, "
+        "or remove the entry." in output
+    )
+    assert (
+        "?: (django_cadence.W004) CADENCE_EXECUTORS entry 'tests.jobs.echoo' names nothing: "
+        "the module 'tests.jobs' has no 'echoo'. HINT: Did you mean 'tests.jobs.echo'?" in output
+    )
+    assert (
+        "?: (django_cadence.W004) CADENCE_EXECUTORS entry 'tests.jobs.BadRepr' names a class, "
+        "not a function or callable object: it can never run." in output
+    )
+    assert "entry 'tests.jobs.*'" not in output  # the sound pattern is not named
 
 
 def test_manage_py_check_is_quiet_about_sound_settings():

@@ -14,6 +14,7 @@ def test_conf_defaults_are_documented_values():
     assert cadence_settings.SESSION_LIVENESS is True
     assert cadence_settings.PLAN_BATCH == 500
     assert cadence_settings.EXECUTORS == ("tests.jobs.*",)
+    assert cadence_settings.METRICS_ADDRESS == "127.0.0.1"
 
 
 def test_conf_every_setting_is_prefixed_and_has_a_default():
@@ -31,8 +32,25 @@ def test_conf_every_setting_is_prefixed_and_has_a_default():
         ("CADENCE_MISFIRE_GRACE", 0, timedelta(0)),
         ("CADENCE_MAX_CATCHUP", 7, 7),
         ("CADENCE_PLAN_BATCH", 10_000, 10_000),
+        ("CADENCE_METRICS_ADDRESS", "0.0.0.0", "0.0.0.0"),
+        ("CADENCE_METRICS_ADDRESS", "::", "::"),
+        ("CADENCE_METRICS_ADDRESS", "10.0.0.7", "10.0.0.7"),
+        ("CADENCE_METRICS_ADDRESS", "localhost", "localhost"),
+        ("CADENCE_METRICS_ADDRESS", "metrics-1.internal", "metrics-1.internal"),
     ],
-    ids=["int-seconds", "float-seconds", "timedelta", "zero-grace-allowed", "int", "plan-batch"],
+    ids=[
+        "int-seconds",
+        "float-seconds",
+        "timedelta",
+        "zero-grace-allowed",
+        "int",
+        "plan-batch",
+        "address-every-ipv4",
+        "address-every-ipv6",
+        "address-one-interface",
+        "address-localhost",
+        "address-host-name",
+    ],
 )
 def test_conf_accepts(name, value, expected):
     attribute = name.removeprefix("CADENCE_")
@@ -54,6 +72,12 @@ def test_conf_accepts(name, value, expected):
         ("CADENCE_SESSION_LIVENESS", "no", "True or False"),
         ("CADENCE_PLAN_BATCH", 0, "from 1 to 10000"),
         ("CADENCE_PLAN_BATCH", 10_001, "from 1 to 10000"),
+        ("CADENCE_METRICS_ADDRESS", "", "an IP address or a host name"),
+        ("CADENCE_METRICS_ADDRESS", None, "an IP address or a host name"),
+        ("CADENCE_METRICS_ADDRESS", "0.0.0.0:9464", "an IP address or a host name"),
+        ("CADENCE_METRICS_ADDRESS", "http://127.0.0.1", "an IP address or a host name"),
+        ("CADENCE_METRICS_ADDRESS", "-bad-.example", "an IP address or a host name"),
+        ("CADENCE_METRICS_ADDRESS", 127, "an IP address or a host name"),
     ],
     ids=[
         "zero-interval",
@@ -67,6 +91,12 @@ def test_conf_accepts(name, value, expected):
         "liveness-not-bool",
         "plan-batch-zero",
         "plan-batch-too-large",
+        "address-empty",
+        "address-none",
+        "address-with-port",
+        "address-url",
+        "address-bad-label",
+        "address-not-text",
     ],
 )
 def test_conf_rejects_naming_the_setting(name, value, fragment):

@@ -1,7 +1,8 @@
 """The schedule form: the executor is picked from the allow-list, secrets stay hidden.
 
 The executor is a choice, never free text: the registered jobs, the exact entries of
-``CADENCE_EXECUTORS``, and the schedule's current executor while it is still allowed. The
+``CADENCE_EXECUTORS``, the callables each pattern allows in the module it names
+(``executors/discovery.py``), and the schedule's current executor while it is still allowed. The
 model's own validation (``clean_schedule``) runs on save and puts each problem on its field.
 Stored payloads and metadata are shown redacted; saving the form without retyping a secret
 keeps it.
@@ -9,6 +10,7 @@ keeps it.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,13 +20,15 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from ..conf import cadence_settings
+from ..executors import discovery
 from ..executors.allow_list import is_allowed
 from ..executors.payloads import REDACTED, redact
 from ..executors.registry import registered_jobs
 from ..models import Schedule
 from ..models.schedule import default_timezone
-from ..schedule import durations
+from ..schedule import durations, instants
 from ..schedule.describe import zone
+from . import json_errors
 from .display import visible
 
 EDITABLE_FIELDS = (
@@ -59,17 +63,26 @@ SECRET_FIELDS = ("payload", "metadata")
 
 
 def executor_choices(current: str = "") -> list[tuple[str, Any]]:
-    """The executors an operator may pick: registered jobs, exact CADENCE_EXECUTORS entries,
-    and the schedule's current executor if it is still allowed. Never a free-text path."""
+    """The executors an operator may pick: registered jobs, exact CADENCE_EXECUTORS entries
+    that name a callable, what each pattern offers in the module it names, and the
+    schedule's current executor if it is still allowed. Never a free-text path."""
+    entries = cadence_settings.EXECUTORS
     registered = sorted(p for p in registered_jobs() if is_allowed(p))
-    listed = sorted(p for p in cadence_settings.EXECUTORS if is_allowed(p) and p not in registered)
+    listed = sorted(
+        p
+        for p in entries
+        if p not in registered and is_allowed(p) and discovery.exact_entry_runs(p)
+    )
+    groups = [("Registered with @job", registered), ("Listed in CADENCE_EXECUTORS", listed)]
+    shown = {*registered, *listed}
+    for pattern in filter(discovery.pattern_module, entries):
+        offered = [p for p in discovery.offered_by(pattern) if p not in shown]
+        groups.append((f"Allowed by CADENCE_EXECUTORS {pattern!r}", offered))
+        shown.update(offered)
+    if current and is_allowed(current) and current not in shown:
+        groups.append(("Allowed by a CADENCE_EXECUTORS pattern", [current]))
     choices: list[tuple[str, Any]] = [("", "---------")]
-    if registered:
-        choices.append(("Registered with @job", [(p, p) for p in registered]))
-    if listed:
-        choices.append(("Listed in CADENCE_EXECUTORS", [(p, p) for p in listed]))
-    if current and is_allowed(current) and current not in (*registered, *listed):
-        choices.append(("Allowed by a CADENCE_EXECUTORS pattern", [(current, current)]))
+    choices.extend((label, [(p, p) for p in paths]) for label, paths in groups if paths)
     return choices
 
 
@@ -101,19 +114,26 @@ def _restore(new: Any, old: Any, hidden: Any) -> Any:
 
 
 class PayloadField(forms.JSONField):
-    """Django's JSON form field, refusing with its "Enter a valid JSON." message what
-    ``json.loads`` fails on other than by a syntax error: nesting deeper than the recursion
-    limit (``RecursionError``) or an integer of more than 4,300 digits (``ValueError``).
-    Django catches only ``JSONDecodeError``, so either would be a server error.
+    """Django's JSON form field, saying where the JSON is wrong and what was expected there
+    (``json_errors``) instead of "Enter a valid JSON."; and refusing what ``json.loads``
+    fails on other than by a syntax error: nesting deeper than the recursion limit
+    (``RecursionError``) or an integer of more than 4,300 digits (``ValueError``), which
+    Django does not catch.
     """
 
     def to_python(self, value: Any) -> Any:
-        try:
+        typed = isinstance(value, str) and not isinstance(value, forms.fields.JSONString)
+        if self.disabled or value in self.empty_values or not typed:
             return super().to_python(value)
-        except (RecursionError, ValueError):
-            raise ValidationError(
-                self.error_messages["invalid"], code="invalid", params={"value": value}
-            ) from None
+        try:
+            converted = json.loads(value, cls=self.decoder)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(json_errors.describe(exc), code="invalid") from None
+        except RecursionError:
+            raise ValidationError(json_errors.NESTED_TOO_DEEPLY, code="invalid") from None
+        except ValueError:  # an integer of more digits than int() reads
+            raise ValidationError(json_errors.NUMBER_TOO_LONG, code="invalid") from None
+        return forms.fields.JSONString(converted) if isinstance(converted, str) else converted
 
     def prepare_value(self, value: Any) -> Any:
         """The JSON text, a lone surrogate written as its ``\\u`` escape (same value, and a
@@ -148,7 +168,7 @@ ZONED_FIELDS = ("run_at", "start_at", "end_at")
 ZONED_HELP = "Wall time in the schedule's time zone (the time zone field), to the second."
 
 
-OUT_OF_RANGE = "This wall time is outside the years 1 to 9999 once converted to UTC."
+OUT_OF_RANGE = f"This wall time is outside {instants.RANGE} once converted to UTC."
 
 
 def in_zone(value: datetime | None, tz_name: str | None) -> datetime | None:
@@ -182,7 +202,10 @@ def zoned_fields(cleaned: dict[str, Any]) -> None:
 class ScheduleForm(forms.ModelForm):
     executor = forms.ChoiceField(
         choices=(),
-        help_text="A job registered with @job or listed in CADENCE_EXECUTORS; nothing else runs.",
+        help_text=(
+            "A job registered with @job, listed in CADENCE_EXECUTORS, or defined in a module a "
+            "CADENCE_EXECUTORS pattern names; nothing else runs."
+        ),
     )
 
     class Meta:

@@ -25,8 +25,8 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.functional import lazy
 
-from ..models import Attempt, Overview, Schedule, Status, Worker
-from ..ops.status import worker_timeout
+from ..models import Attempt, Overview, Schedule, Status
+from ..ops.status import live_workers, lost_workers, worker_timeout
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
 from . import charts, display
@@ -167,27 +167,25 @@ def context(now: datetime) -> dict[str, Any]:
     return {
         "now": display.instant(now),
         "zone": format_instant(now, local).rsplit(" ", 1)[-1],
-        "firings": charts.bars(
-            counts["firings"], labels, titles, "Firings per hour", "cadence-bar"
-        ),
+        "firings": charts.bars(counts["firings"], labels, titles, "Firings", "cadence-bar"),
         "failures": charts.bars(
-            counts["failures"], labels, titles, "Failures per hour", "cadence-bar-failed"
+            counts["failures"], labels, titles, "Failures", "cadence-bar-failed"
         ),
         "dead_chart": charts.bars(
-            counts["dead"], labels, titles, "Dead letters per hour", "cadence-bar-dead"
+            counts["dead"], labels, titles, "Dead letters", "cadence-bar-dead"
         ),
         "totals": {name: sum(values) for name, values in counts.items()},
-        "lags": charts.lines(start_lags(hours), labels, "Start lag per hour"),
+        "lags": charts.lines(start_lags(hours), labels, titles, "Start lag per hour"),
         "timeline": charts.timeline(rows, now, now + timedelta(hours=HOURS), marks) if rows else "",
         "due_shown": len(rows),
         "due_total": due,
         "live": [
             (w, display.instant(w.stuck_since) if w.stuck_threads and w.stuck_since else "")
-            for w in Worker.objects.live(now, timeout).order_by("worker_id")
+            for w in live_workers(now, timeout).order_by("worker_id")
         ],
         "lost": [
             (w, display.instant(w.heartbeat_at))
-            for w in Worker.objects.lost(now, timeout).order_by("-heartbeat_at")
+            for w in lost_workers(now, timeout).order_by("-heartbeat_at")
         ],
         "dead_letters": [
             (

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import inspect
+import sys
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from ..conf import cadence_settings
 from ..exceptions import ExecutorNotAllowed, ExecutorNotFound
-from . import calling, registry
+from . import calling, discovery, registry
 from .paths import is_dotted_path, matches_prefix
 
 _imported: dict[str, Callable[..., Any]] = {}
@@ -48,14 +49,19 @@ def check_allowed(path: object) -> None:
 
 
 def not_allowed_message(path: str) -> str:
-    """Why ``path`` may not run, where jobs are looked for, and the ways to allow it."""
+    """Why ``path`` may not run: that it does not exist, when its module is loaded and lacks
+    the name (allowing it would not help); else where jobs are looked for, the ways to allow
+    it, and the nearest allowed path."""
+    missing = missing_message(path)
+    if missing is not None:
+        return missing
     module, name = path.rsplit(".", 1)
     same_name = sorted(p for p in registry.registered_jobs() if p.rsplit(".", 1)[1] == name)
     found = (
         f" A function of that name is registered as {same_name[0]!r} (@job registers a "
         "function under the module that defines it): use that path."
         if same_name
-        else ""
+        else _did_you_mean(path)
     )
     return (
         f"Executor {path!r} is not allowed: no @job registered that path and no "
@@ -64,6 +70,33 @@ def not_allowed_message(path: str) -> str:
         f"To allow it: move the function into an app's jobs.py, import {module!r} from one, "
         f"or add {path!r} (or '{module}.*') to CADENCE_EXECUTORS."
     )
+
+
+def missing_message(path: str) -> str | None:
+    """ "``path`` does not exist", when that is known without importing anything: its module
+    is already loaded and its namespace lacks the name (a module with ``__getattr__`` may
+    make names up, so it is not judged). None otherwise."""
+    module_path, name = path.rsplit(".", 1)
+    module = sys.modules.get(module_path)
+    if not isinstance(module, ModuleType):
+        return None
+    namespace = vars(module)
+    if name in namespace or "__getattr__" in namespace:
+        return None
+    return _does_not_exist(path)
+
+
+def _does_not_exist(path: str) -> str:
+    module_path, name = path.rsplit(".", 1)
+    return (
+        f"Executor {path!r} does not exist: the module {module_path!r} has no {name!r}."
+        f"{_did_you_mean(path)}"
+    )
+
+
+def _did_you_mean(path: str) -> str:
+    nearest = discovery.close_to(path)
+    return f" Did you mean {nearest[0]!r}?" if nearest else ""
 
 
 def resolve(path: str) -> Callable[..., Any]:
@@ -76,27 +109,15 @@ def resolve(path: str) -> Callable[..., Any]:
     if func is None:
         func = _import(path)
         _imported[path] = func
-    module = _defining_module(func)
-    if path not in cadence_settings.EXECUTORS and not (
-        isinstance(module, str) and matches_prefix(f"{module}.x")
-    ):
+    if path not in cadence_settings.EXECUTORS and not discovery.defined_under_a_pattern(func):
         # ``from subprocess import run`` in myapp/jobs.py must not make myapp.jobs.run
         # runnable through "myapp.jobs.*"; an exact pattern or @job may still name it.
         raise ExecutorNotAllowed(
-            f"Executor {path!r} is not allowed: it is defined in {module!r}, outside the "
+            f"Executor {path!r} is not allowed: it is defined in "
+            f"{discovery.defining_module(func)!r}, outside the "
             "CADENCE_EXECUTORS pattern it matches. List its exact path or register it with @job."
         )
     return func
-
-
-def _defining_module(func: Any) -> object:
-    """The module that defines ``func``. A Celery task made by ``@app.task`` before its app
-    was finalized is a lazy proxy whose class is Celery's (``celery.local``): the task it
-    stands for names the module of the function it wraps."""
-    if type(func).__module__ == "celery.local":
-        with contextlib.suppress(Exception):
-            func = func._get_current_object()
-    return getattr(func, "__module__", None)
 
 
 def _import(path: str) -> Callable[..., Any]:
@@ -110,8 +131,8 @@ def _import(path: str) -> Callable[..., Any]:
     try:
         func = getattr(module, name)
     except AttributeError:
-        raise ExecutorNotFound(f"Executor {path!r}: {module_path!r} has no {name!r}.") from None
-    if inspect.isclass(func) or not callable(func):
+        raise ExecutorNotFound(_does_not_exist(path)) from None
+    if not discovery.runs(func):
         raise ExecutorNotFound(
             f"Executor {path!r} names a {type(func).__name__}, not a function or callable object."
         )

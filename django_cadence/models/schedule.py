@@ -18,7 +18,7 @@ from django.utils import timezone as django_timezone
 
 from ..schedule import specs
 from .choices import Kind, Misfire, Overlap, in_choices
-from .validation import clean_schedule, inferred_kind
+from .validation import clean_schedule, inferred_kind, read_values
 
 ZERO = timedelta(0)
 
@@ -146,6 +146,8 @@ class Schedule(models.Model):
     objects = ScheduleQuerySet.as_manager()
     # enabled as loaded from the database (None: deferred), to see a schedule being enabled
     _loaded_enabled: bool | None
+    # The kind as inferred by __init__; None once given (a row, a form, kind=...).
+    _implied_kind: str | None
 
     class Meta:
         ordering = ("name",)
@@ -225,12 +227,16 @@ class Schedule(models.Model):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """``Schedule(interval=...)`` without a kind is an interval schedule (and so on for
-        ``cron`` and ``run_at``), as in ``CADENCE_SCHEDULES``; a kind given is kept."""
-        if not args and "kind" not in kwargs:
+        ``cron`` and ``run_at``), as in ``CADENCE_SCHEDULES``; a kind given is kept. Without
+        a kind, validation infers it again from the spec fields set by then, and says so when
+        none or several are (``validation.imply_kind``)."""
+        implied = not args and bool(kwargs) and "kind" not in kwargs
+        if implied:
             kind = inferred_kind(kwargs)
             if kind is not None:
                 kwargs["kind"] = kind
         super().__init__(*args, **kwargs)
+        self._implied_kind = self.kind if implied else None
 
     def __str__(self) -> str:
         return self.name
@@ -257,6 +263,13 @@ class Schedule(models.Model):
             kwargs["update_fields"] = {*update_fields, "next_run_at", "enabled_at"}
         super().save(*args, **kwargs)
         self._loaded_enabled = self.enabled
+
+    def clean_fields(self, exclude: Any = None) -> None:
+        """Django's checks of each field, once the values the model takes beyond Django's
+        own (durations as seconds or words, ``validation.read_values``) are read; a value
+        that cannot be read is left to :meth:`clean`, which names what is accepted."""
+        unread = read_values(self)
+        super().clean_fields(exclude={*(exclude or ()), *unread})
 
     def clean(self) -> None:
         clean_schedule(self)

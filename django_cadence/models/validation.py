@@ -8,7 +8,7 @@ check that the payload fits its signature.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from ..conf import cadence_settings
 from ..exceptions import CadenceError, InvalidPayload
 from ..executors import allow_list, calling, payloads
-from ..schedule import durations, specs
+from ..schedule import durations, instants, specs
 
 if TYPE_CHECKING:
     from . import Schedule
@@ -30,6 +30,7 @@ KIND_FIELDS = {
     "once": ("run_at",),
 }
 SPEC_FIELDS = ("cron", "interval", "run_at")
+INSTANT_FIELDS = ("run_at", "start_at", "end_at")
 KIND_OF_FIELD = {"cron": "cron", "interval": "interval", "run_at": "once"}
 # SQLite and MariaDB store a duration as a 64-bit count of microseconds (some 292,000 years);
 # a longer one would crash the save (or the constraint checks of full_clean) with an
@@ -55,6 +56,7 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
     if check_name:
         _check_name(schedule, add)
     _check_choices(schedule, add)
+    _check_instants(schedule, add)
     _check_kind_fields(schedule, add, already_wrong=set(errors))
     _check_cron(schedule, add)
     _check_timezone(schedule, add)
@@ -108,7 +110,35 @@ def inferred_kind(values: Mapping[str, Any]) -> str | None:
     return KIND_OF_FIELD[given[0]] if len(given) == 1 else None
 
 
+def _imply_kind(schedule: Schedule, add: AddError, already_wrong: set[str]) -> bool:
+    """For ``Schedule(**fields)`` without a kind: the kind the spec fields set by now imply
+    (one given later counts too). False, with the error on ``kind``, when none or several
+    are set: no kind is assumed."""
+    implied = getattr(schedule, "_implied_kind", None)
+    if implied is None or schedule.kind != implied:
+        return True  # the kind was given
+    given = [
+        field
+        for field in SPEC_FIELDS
+        if field in already_wrong or not _is_empty(getattr(schedule, field))
+    ]
+    if len(given) == 1:
+        schedule.kind = schedule._implied_kind = KIND_OF_FIELD[given[0]]
+        return True
+    if given:
+        listed = f"{', '.join(given[:-1])} and {given[-1]}"
+        add(
+            "kind",
+            f"Give only one of cron, interval or run_at (which sets the kind), not {listed}.",
+        )
+    else:
+        add("kind", "A schedule needs one of cron, interval or run_at, which also sets its kind.")
+    return False
+
+
 def _check_kind_fields(schedule: Schedule, add: AddError, already_wrong: set[str]) -> None:
+    if not _imply_kind(schedule, add, already_wrong):
+        return
     used = KIND_FIELDS.get(schedule.kind)
     if used is None:
         return  # the field's own choices validation reports an unknown kind
@@ -139,17 +169,34 @@ def _is_duration(field: Any) -> bool:
     return field.get_internal_type() == "DurationField"
 
 
-def _coerce_durations(schedule: Schedule, add: AddError) -> None:
+def read_values(schedule: Schedule) -> set[str]:
+    """Give each field its Python type where its value can be read (seconds or words for a
+    duration, an ISO string for an instant), in place; the names of the fields whose value
+    cannot be, or is not one of its choices, left as they are for :func:`clean_schedule` to
+    name what is accepted."""
+    unread: set[str] = set()
+
+    def note(field: str, message: str) -> None:
+        unread.add(field)
+
+    _coerce_durations(schedule, note, reset=False)
+    _coerce_field_types(schedule, note, reset=False)
+    _check_choices(schedule, note)  # one message, ours, that names the choices
+    return unread
+
+
+def _coerce_durations(schedule: Schedule, add: AddError, *, reset: bool = True) -> None:
     for field in filter(_is_duration, schedule._meta.concrete_fields):
         value = getattr(schedule, field.name)
         try:
             setattr(schedule, field.name, to_duration(value))
         except (ValueError, OverflowError) as exc:
-            setattr(schedule, field.name, None)
+            if reset:
+                setattr(schedule, field.name, None)
             add(field.name, f"{field.name} {exc}")
 
 
-def _coerce_field_types(schedule: Schedule, add: AddError) -> None:
+def _coerce_field_types(schedule: Schedule, add: AddError, *, reset: bool = True) -> None:
     """Give every other editable field its Python type (``"5"`` -> 5, an ISO string -> a
     datetime), turning a value of the wrong type into a message on that field."""
     for field in schedule._meta.concrete_fields:
@@ -166,7 +213,8 @@ def _coerce_field_types(schedule: Schedule, add: AddError) -> None:
         try:
             setattr(schedule, name, field.to_python(value))
         except (ValidationError, TypeError, ValueError):
-            setattr(schedule, name, None if field.null else field.get_default())
+            if reset:
+                setattr(schedule, name, None if field.null else field.get_default())
             add(name, f"{name} cannot be {value!r}: {_expected(field)}.")
 
 
@@ -195,6 +243,15 @@ def _check_choices(schedule: Schedule, add: AddError) -> None:
         valid = [choice for choice, _ in field.choices]
         if value not in valid:
             add(field.name, f"Unknown {field.name} {value!r}: choose one of {', '.join(valid)}.")
+
+
+def _check_instants(schedule: Schedule, add: AddError) -> None:
+    """``run_at``, ``start_at`` and ``end_at`` within the years 2 to 9998 (UTC): nearer the
+    ends of the calendar, computing the next occurrence or showing one in a zone overflows."""
+    for field in INSTANT_FIELDS:
+        value = getattr(schedule, field)
+        if isinstance(value, datetime) and not instants.in_range(value):
+            add(field, f"{field} must fall within {instants.RANGE} (UTC), not {value.isoformat()}.")
 
 
 def _check_cron(schedule: Schedule, add: AddError) -> None:

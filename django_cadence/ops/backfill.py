@@ -28,7 +28,7 @@ from .. import store
 from ..admission import overlap_states, planned_row
 from ..models import Attempt, Schedule, Status, Trigger
 from ..models.transitions import history_entry
-from ..schedule import policies, specs
+from ..schedule import instants, policies, specs
 from ..store import batch_writes
 from ..store.batch_writes import PlannedRow
 
@@ -77,6 +77,12 @@ def backfill(
     progress: Callable[[int, int], None] | None = None,
 ) -> BackfillResult:
     """Plan the occurrences of ``[start, end]`` (``end`` no later than ``now``)."""
+    for edge, value in (("starts", start), ("ends", end)):
+        if not instants.in_range(value):
+            raise ValueError(
+                f"A backfill range must fall within {instants.RANGE} (UTC); this one {edge} at "
+                f"{value.isoformat()}."
+            )
     if end < start:
         raise ValueError("The backfill range ends before it starts.")
     if end > now:

@@ -2,6 +2,7 @@
 that mixes states, instants past year 9999, an over-long search (docs/admin-tour.md)."""
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.admin.models import LogEntry
@@ -132,6 +133,31 @@ def test_admin_form_refuses_an_instant_out_of_range_in_utc(admin_client, day, ti
     response = admin_client.post(ADD, data)
     assert response.status_code == 200
     assert OUT_OF_RANGE in response.context["adminform"].form.errors[field]
+    assert not Schedule.objects.exists()
+
+
+EDGES = [
+    ("0001-01-01", "00:00:00", "UTC"),
+    ("9999-12-31", "12:00:00", "UTC"),
+    ("0001-01-01", "12:00:00", "Asia/Tokyo"),  # its local mean time then: 02:41 UTC
+]
+
+
+@pytest.mark.parametrize(("day", "time", "zone"), EDGES, ids=["first", "last", "east"])
+@pytest.mark.parametrize("field", ["run_at", "start_at", "end_at"])
+def test_admin_form_refuses_an_instant_at_the_ends_of_the_calendar_on_its_field(
+    admin_client, day, time, zone, field
+):
+    """In UTC it exists, but a schedule cannot be computed or shown there: a field error, and
+    never a server error when the schedule is saved."""
+    kind = {"kind": "once", "cron": ""} if field == "run_at" else {}
+    data = form_data(timezone=zone, **kind, **{f"{field}_0": day, f"{field}_1": time})
+    response = admin_client.post(ADD, data)
+    assert response.status_code == 200
+    shown = datetime.fromisoformat(f"{day}T{time}").replace(tzinfo=ZoneInfo(zone)).isoformat()
+    assert response.context["adminform"].form.errors[field] == [
+        f"{field} must fall within the years 2 to 9998 (UTC), not {shown}."
+    ]
     assert not Schedule.objects.exists()
 
 

@@ -142,6 +142,14 @@ def test_backfill_refuses_the_future_and_reversed_ranges(hourly):
         run("nope", *RANGE)
 
 
+def test_backfill_function_refuses_a_range_at_the_ends_of_the_calendar(hourly):
+    schedule = hourly()
+    first = datetime(1, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match=r"within the years 2 to 9998 \(UTC\); this one starts"):
+        backfill.backfill(schedule, first, DAY, now=DAY + timedelta(days=1))
+    assert not Attempt.objects.exists()
+
+
 def test_backfill_a_paused_schedule_says_its_attempts_wait(hourly):
     hourly(overlap="allow", enabled=False)
     out, _ = run("hourly", *RANGE)

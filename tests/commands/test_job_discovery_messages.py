@@ -14,13 +14,14 @@ SETTINGS = """
 from tests.settings import *
 import tests.discovery.jobs_module  # as an app's jobs.py would be
 
-CADENCE_EXECUTORS = []
+CADENCE_EXECUTORS = {executors!r}
 CADENCE_SCHEDULES = {{"digest": {{"cron": "@daily", "executor": {executor!r}}}}}
 """
 
 
-def sync(tmp_path, executor):
-    (tmp_path / "discovery_settings.py").write_text(SETTINGS.format(executor=executor))
+def sync(tmp_path, executor, executors=()):
+    settings = SETTINGS.format(executor=executor, executors=list(executors))
+    (tmp_path / "discovery_settings.py").write_text(settings)
     env = {
         **database_env(),
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)]),
@@ -52,3 +53,34 @@ def test_job_wrapping_a_function_from_elsewhere_names_the_path_it_registered(tmp
         "A function of that name is registered as 'tests.discovery.helpers.send_digest' "
         "(@job registers a function under the module that defines it): use that path." in message
     )
+
+
+def test_a_job_that_does_not_exist_says_so_before_the_allow_list(tmp_path):
+    """``tests.jobs`` is an installed app's jobs.py, imported at start-up: a name it lacks is
+    said to be missing; adding it to CADENCE_EXECUTORS would not help, so that is not advised."""
+    result = sync(tmp_path, "tests.jobs.does_not_exist")
+    assert result.returncode == 1
+    message = " ".join(result.stderr.split())
+    assert (
+        "schedule 'digest' (CADENCE_SCHEDULES['digest']): executor: Executor "
+        "'tests.jobs.does_not_exist' does not exist: the module 'tests.jobs' has no "
+        "'does_not_exist'." in message
+    )
+    assert "CADENCE_EXECUTORS" not in message
+    assert "not allowed" not in message
+
+
+@pytest.mark.parametrize(
+    ("executor", "executors", "meant"),
+    [
+        ("tests.jobs.at_most_once_nop", [], "tests.jobs.at_most_once_noop"),
+        ("tests.jobs.echoo", ["tests.jobs.*"], "tests.jobs.echo"),
+    ],
+    ids=["registered", "pattern"],
+)
+def test_a_mistyped_job_names_the_one_meant(tmp_path, executor, executors, meant):
+    result = sync(tmp_path, executor, executors)
+    assert result.returncode == 1
+    message = " ".join(result.stderr.split())
+    assert f"Executor {executor!r} does not exist" in message
+    assert f"Did you mean {meant!r}?" in message

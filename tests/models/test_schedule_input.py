@@ -133,4 +133,47 @@ def test_two_spec_fields_without_a_kind_are_not_guessed(db):
         Schedule.objects.create(
             name="both", interval=60, run_at="2030-01-01T00:00:00Z", executor="tests.jobs.noop"
         )
-    assert "cron" in excinfo.value.message_dict
+    assert excinfo.value.message_dict == {
+        "kind": [
+            (
+                "Give only one of cron, interval or run_at (which sets the kind), not interval "
+                "and run_at."
+            )
+        ]
+    }
+
+
+def test_no_spec_field_and_no_kind_says_what_sets_the_kind(db):
+    with pytest.raises(ValidationError) as excinfo:
+        Schedule(name="bare", executor="tests.jobs.noop").full_clean()
+    assert excinfo.value.message_dict == {
+        "kind": ["A schedule needs one of cron, interval or run_at, which also sets its kind."]
+    }
+
+
+def test_a_spec_field_set_after_construction_still_implies_the_kind(db):
+    schedule = Schedule(name="later", executor="tests.jobs.noop")
+    schedule.interval = 60
+    schedule.save()
+    assert schedule.kind == "interval"
+    assert schedule.interval == timedelta(minutes=1)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("interval", 60),
+        ("interval", 1.5),
+        ("interval", "5 minutes"),
+        ("jitter", 5),
+        ("retry_base", "10s"),
+        ("max_silence", 3600),
+    ],
+)
+def test_full_clean_takes_the_durations_the_docs_promise(db, field, value):
+    """``full_clean()`` runs Django's field checks before the model's own: a number of
+    seconds must not reach Django's duration check, which raises TypeError on it."""
+    fields = {"name": "seconds", "interval": 60, "executor": "tests.jobs.noop", field: value}
+    schedule = Schedule(**fields)
+    schedule.full_clean()
+    assert isinstance(getattr(schedule, field), timedelta)

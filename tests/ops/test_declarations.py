@@ -58,9 +58,29 @@ def test_declarations_instants_must_be_aware():
 
 
 def test_declarations_kind_errors():
-    assert "give one of cron, interval or run_at" in errors(executor="tests.jobs.noop")["kind"][0]
+    assert errors(executor="tests.jobs.noop") == {
+        "kind": ["A schedule needs one of cron, interval or run_at, which also sets its kind."]
+    }
     found = errors(executor="tests.jobs.noop", cron="@daily", interval=60)
-    assert "not cron, interval" in found["kind"][0]
+    assert found == {
+        "kind": [
+            (
+                "Give only one of cron, interval or run_at (which sets the kind), not cron and "
+                "interval."
+            )
+        ]
+    }
+
+
+def test_declarations_error_is_one_sentence_per_field():
+    with pytest.raises(DeclarationError) as excinfo:
+        declared(executor="tests.jobs.noop", interval=0.5, overlap="sometimes", retry_base=-1)
+    assert str(excinfo.value) == (
+        "schedule 's' (CADENCE_SCHEDULES['s']): interval: The interval must be at least 1 s "
+        "(CADENCE_MIN_INTERVAL). overlap: Unknown overlap 'sometimes': choose one of allow, "
+        "skip_if_running, queue, buffer_one, replace. retry_base: retry_base must be a "
+        "positive duration."
+    )
 
 
 def test_declarations_every_bad_field_is_named():

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django_cadence.clock import default_clock
 from django_cadence.models import Schedule
 from django_cadence.ops.backfill import backfill
+from django_cadence.schedule import instants
 
 from .cadence_prune import batch
 
@@ -86,6 +87,19 @@ def _instant(option: str, value: str, zone: ZoneInfo) -> datetime:
         raise CommandError(
             f"{option} {value!r} is not an ISO 8601 date or time (2026-05-01T00:00:00Z)."
         ) from None
+    read_in = ""
     if parsed.utcoffset() is None:
-        parsed = parsed.replace(tzinfo=zone)
-    return parsed.astimezone(UTC)
+        parsed, read_in = parsed.replace(tzinfo=zone), f" in {zone.key}"
+    try:
+        instant = parsed.astimezone(UTC)
+    except OverflowError:  # a wall time of year 1 east of Greenwich, or 9999 west of it
+        beyond = "before the year 1" if parsed.year == 1 else "after the year 9999"
+        raise CommandError(
+            f"{option} {value!r}{read_in} is {beyond} in UTC: it must fall within "
+            f"{instants.RANGE} (UTC)."
+        ) from None
+    if not instants.in_range(instant):
+        raise CommandError(
+            f"{option} must fall within {instants.RANGE} (UTC), not {instant.isoformat()}."
+        )
+    return instant
