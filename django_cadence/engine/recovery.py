@@ -27,6 +27,7 @@ from ..executors.payloads import log_value
 from ..models import Attempt
 from ..models.options import resolved_options
 from ..models.transitions import LostTry
+from ..notify import failures
 from ..schedule import policies
 from .outcomes import maybe_pause
 
@@ -87,12 +88,27 @@ def recover(
         recovered = [_decide(a, now, _cause(a, lost, everything)) for a in found]
         if recovered:
             Attempt.objects.recovered(recovered, now=now)
+        for r in recovered:  # the episodes of its dead letters, in the same transaction
+            if r.dead_letter is not None:
+                _dead_lettered(r, now)
     for r in recovered:
         _announce(r)
     for r in recovered:
         if r.dead_letter is not None:
-            maybe_pause(r.attempt.schedule_id, r.attempt.schedule.pause_after_failures)
+            maybe_pause(r.attempt.schedule_id, r.attempt.schedule.pause_after_failures, now)
     return len(found)
+
+
+def _dead_lettered(recovered: LostTry, now: datetime) -> None:
+    attempt = recovered.attempt
+    failures.try_failed(
+        attempt.schedule_id,
+        attempt.pk,
+        attempt.history,
+        f"lost its worker: {recovered.dead_letter}",
+        now,
+        dead_lettered=True,
+    )
 
 
 def _expired(attempt: Attempt, cutoff: datetime) -> bool:

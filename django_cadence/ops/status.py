@@ -14,18 +14,13 @@ from typing import Any
 
 from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
-from ..conf import cadence_settings
 from ..executors.payloads import escape_control, headline, redact_text
 from ..models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker
+from ..models.worker import worker_timeout as worker_timeout
 from ..schedule.timefmt import format_utc
 
 FAILING_WINDOW = timedelta(hours=24)
 ERROR_CHARS = 200
-
-
-def worker_timeout() -> timedelta:
-    """A worker silent for this long is lost: three of its longest sleeps or lease renewals."""
-    return 3 * max(cadence_settings.LEASE, cadence_settings.MAX_TICK)
 
 
 def worker_state(worker: Worker, now: datetime, timeout: timedelta | None = None) -> str:
