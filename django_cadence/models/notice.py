@@ -78,6 +78,7 @@ class Notice(models.Model):
 
     class Meta:
         ordering = ("-opened_at",)
+        permissions = (("send_test_notification", "Can send a test notification"),)
         constraints = (
             models.UniqueConstraint(
                 fields=("event", "subject", "is_open"), name="cadence_notice_one_open"

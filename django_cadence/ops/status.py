@@ -1,4 +1,5 @@
-"""What an operator asks first: is every schedule running on time, what fails, who works.
+"""What an operator asks first: is every schedule running on time, what fails, who works,
+and which episodes of ``CADENCE_NOTIFY`` are open.
 
 :func:`collect` reads it in a fixed handful of queries whatever the number of schedules
 (``cadence_status`` prints it; the metrics collector and the workers admin share its
@@ -15,7 +16,7 @@ from typing import Any
 from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
 from ..executors.payloads import escape_control, headline, redact_text
-from ..models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker
+from ..models import TERMINAL_STATUSES, Attempt, Notice, Schedule, Status, Worker
 from ..models.worker import worker_timeout as worker_timeout
 from ..schedule.timefmt import format_utc
 
@@ -64,12 +65,22 @@ class WorkerStatus:
 
 
 @dataclass
+class OpenEpisode:
+    event: str
+    name: str
+    opened_at: datetime
+    count: int
+    detail: str
+
+
+@dataclass
 class StatusReport:
     now: datetime
     schedules: list[ScheduleStatus] = field(default_factory=list)
     failing: list[Failing] = field(default_factory=list)
     workers: list[WorkerStatus] = field(default_factory=list)
     queue_depth: int = 0  # ready pending attempts
+    episodes: list[OpenEpisode] = field(default_factory=list)  # open notifications' episodes
 
     def as_json(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -119,6 +130,10 @@ def collect(now: datetime) -> StatusReport:
         )
     report.failing = _failing(now)
     report.workers = _workers(now)
+    report.episodes = [
+        OpenEpisode(n.event, n.name, n.opened_at, n.count, _clean(n.detail))
+        for n in Notice.objects.open().order_by("opened_at")
+    ]
     return report
 
 
