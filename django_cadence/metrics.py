@@ -9,8 +9,8 @@ With ``CADENCE_METRICS = True``:
   already exposes;
 - in a web process, :func:`metrics_view` serves the database-wide gauges (mount it in urls).
 
-Series (labels are only ``schedule`` (its name), ``status``, ``state``, ``channel`` and ``event``; never payloads,
-errors or anything a job provides):
+Series (labels are only ``schedule`` (its name), ``status``, ``state``, ``channel`` and
+``event``; never payloads, errors or anything a job provides):
 
 - ``cadence_firing_lag_seconds{schedule}`` histogram: first try's start minus its occurrence;
 - ``cadence_dead_letters_total{schedule}``, ``cadence_lease_recoveries_total{schedule}``:
