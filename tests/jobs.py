@@ -295,3 +295,11 @@ def record_start(context: Any) -> str:
 
     Effect.objects.create(key=f"{context.schedule_name}|{context.occurrence_at.isoformat()}")
     return "recorded"
+
+
+NOTIFIED: list[dict[str, Any]] = []
+"""Messages :func:`notify_into_list` received (a ``callable`` channel of CADENCE_NOTIFY)."""
+
+
+def notify_into_list(message: dict[str, Any]) -> None:
+    NOTIFIED.append(message)
