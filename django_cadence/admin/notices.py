@@ -100,7 +100,7 @@ class NoticeAdmin(ReadOnlyAdmin, GuardedAdmin):
         rows = [(d.state, d.channel, d.status) for d in obj.deliveries.all()]
         if not rows:
             return "-"
-        return format_html_join(format_html("<br>"), "{} to {}: {}", rows)
+        return format_html_join("", "<div>{} to {}: {}</div>", rows)
 
     # --- the test page -------------------------------------------------------------------
 
@@ -191,4 +191,4 @@ def schedule_notifications(schedule_id: int) -> str:
         )
     else:
         parts.append("no message sent yet")
-    return format_html_join(format_html("<br>"), "{}", ((p,) for p in parts))
+    return format_html_join("", "<div>{}</div>", ((p,) for p in parts))
