@@ -78,7 +78,8 @@ def test_a_schedule_naming_an_unknown_channel_is_refused(make_schedule, settings
     make_schedule(notify="off")
     with pytest.raises(ValidationError) as refused:
         make_schedule(notify="ops, pager")
-    assert refused.value.message_dict["notify"] == [
+    expected = (
         "notify names pager, which CADENCE_NOTIFY does not configure (configured: ops); "
         "leave it empty for every channel, or write off."
-    ]
+    )
+    assert refused.value.message_dict["notify"] == [expected]
