@@ -179,7 +179,13 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
 
     @property
     def media(self) -> forms.Media:
-        return super().media + forms.Media(css={"all": ("django_cadence/admin.css",)})
+        """dalf's select2 filter, then the script that names it: after Django's jQuery and
+        dalf's script, which draws the filter as the page is ready."""
+        after = ("admin/js/jquery.init.js", "admin/js/django_admin_list_filter.js")
+        return super().media + forms.Media(
+            css={"all": ("django_cadence/admin.css",)},
+            js=(*after, "django_cadence/filter_names.js"),
+        )
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return AttemptChangeList

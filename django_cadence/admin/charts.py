@@ -1,12 +1,14 @@
 """Small inline SVG charts drawn on the server: no script, no CDN, escaped like any HTML.
 
-Each chart scales to its column (``viewBox`` and ``width: 100%``), carries a ``<title>`` per
-bar or tick so hovering says the exact figure, and colours come from ``admin.css``.
+Each chart scales to its column (``viewBox`` and ``width: 100%``) and colours come from
+``admin.css``. A chart is a picture with a name (``role="img"``) and a ``<title>`` per bar or
+tick for the mouse; its figures follow it as a table, in a ``<details>`` that a keyboard opens
+and a screen reader reads, with a caption and a header for each row and column.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from django.utils.html import format_html, format_html_join
@@ -28,6 +30,37 @@ def _frame(body: SafeString, label: str, height: int = HEIGHT) -> SafeString:
         label,
         body,
     )
+
+
+def _table(label: str, head: Sequence[str], rows: Iterable[Sequence[object]]) -> SafeString:
+    """The figures of the chart named ``label``, closed under it: a row per bar or per
+    schedule, its first cell the row's header."""
+    body = format_html_join(
+        "",
+        '<tr><th scope="row">{}</th>{}</tr>',
+        (
+            (first, format_html_join("", "<td>{}</td>", ((cell,) for cell in rest)))
+            for first, *rest in rows
+        ),
+    )
+    return format_html(
+        '<details class="cadence-figures"><summary>{}, as a table</summary>'
+        "<table><caption>{}</caption><thead><tr>{}</tr></thead><tbody>{}</tbody></table>"
+        "</details>",
+        label,
+        label,
+        format_html_join("", '<th scope="col">{}</th>', ((name,) for name in head)),
+        body,
+    )
+
+
+def _instants(titles: Iterable[str]) -> SafeString:
+    """Instants separated by commas, each kept on one line."""
+    return format_html_join(", ", '<span class="cadence-nowrap">{}</span>', ((t,) for t in titles))
+
+
+def _seconds(value: float | None) -> str:
+    return "none" if value is None else f"{value:.3f}"
 
 
 def _x_labels(labels: Sequence[str], step: float, every: int = 6) -> SafeString:
@@ -55,10 +88,11 @@ def _y_axis(top: float, unit: str = "") -> SafeString:
 
 
 def bars(
-    values: Sequence[int], labels: Sequence[str], titles: Sequence[str], label: str, css: str
+    values: Sequence[int], labels: Sequence[str], titles: Sequence[str], what: str, css: str
 ) -> SafeString:
     """One bar per value (an hour), ``labels[i]`` under every sixth, ``titles[i]`` and the
-    figure on hover."""
+    figure on hover: "``what`` per hour"; then the table of ``titles[i]`` and the figure."""
+    label = f"{what} per hour"
     top = max(values, default=0) or 1
     step = (WIDTH - LEFT) / max(len(values), 1)
     plot = HEIGHT - BOTTOM - TOP
@@ -78,13 +112,19 @@ def bars(
             for i, value in enumerate(values)
         ),
     )
-    return _frame(format_html("{}{}{}", _y_axis(top), rects, _x_labels(labels, step)), label)
+    chart = _frame(format_html("{}{}{}", _y_axis(top), rects, _x_labels(labels, step)), label)
+    table = _table(label, ("Hour from", what), zip(titles, values, strict=True))
+    return format_html("{}{}", chart, table)
 
 
 def lines(
-    series: Sequence[tuple[str, Sequence[float | None]]], labels: Sequence[str], label: str
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    labels: Sequence[str],
+    titles: Sequence[str],
+    label: str,
 ) -> SafeString:
-    """A line per named series (gaps where a value is None), seconds on the y axis."""
+    """A line per named series (gaps where a value is None), seconds on the y axis; then the
+    table of each hour (``titles[i]``) with a column of seconds per series."""
     known = [v for _, values in series for v in values if v is not None]
     top = max(known, default=0) or 1
     step = (WIDTH - LEFT) / max(len(labels), 1)
@@ -103,7 +143,11 @@ def lines(
         ((n, points(values), name) for n, (name, values) in enumerate(series)),
     )
     body = format_html("{}{}{}", _y_axis(round(top, 2), " s"), drawn, _x_labels(labels, step))
-    return _frame(body, label)
+    head = ("Hour from", *(f"{name} (s)" for name, _ in series))
+    rows = (
+        (title, *(_seconds(values[i]) for _, values in series)) for i, title in enumerate(titles)
+    )
+    return format_html("{}{}", _frame(body, label), _table(label, head, rows))
 
 
 def timeline(
@@ -112,7 +156,8 @@ def timeline(
     end: datetime,
     labels: Sequence[tuple[datetime, str]],
 ) -> SafeString:
-    """A row per schedule with a tick per due occurrence between ``start`` and ``end``."""
+    """A row per schedule with a tick per due occurrence between ``start`` and ``end``; then
+    the table of each schedule with its occurrences."""
     row_height, name_width = 18, 150
     height = TOP + row_height * max(len(rows), 1) + BOTTOM
     span = (end - start).total_seconds() or 1
@@ -146,4 +191,10 @@ def timeline(
         ),
     )
     body = format_html("{}{}", grid, format_html_join("", "{}", ((p,) for p in parts)))
-    return _frame(body, "Due occurrences in the next 24 hours", height)
+    label = "Due occurrences in the next 24 hours"
+    table = _table(
+        label,
+        ("Schedule", "Occurrences", "When"),
+        ((name, len(ticks), _instants(title for _, title in ticks)) for name, ticks in rows),
+    )
+    return format_html("{}{}", _frame(body, label, height), table)

@@ -167,17 +167,15 @@ def context(now: datetime) -> dict[str, Any]:
     return {
         "now": display.instant(now),
         "zone": format_instant(now, local).rsplit(" ", 1)[-1],
-        "firings": charts.bars(
-            counts["firings"], labels, titles, "Firings per hour", "cadence-bar"
-        ),
+        "firings": charts.bars(counts["firings"], labels, titles, "Firings", "cadence-bar"),
         "failures": charts.bars(
-            counts["failures"], labels, titles, "Failures per hour", "cadence-bar-failed"
+            counts["failures"], labels, titles, "Failures", "cadence-bar-failed"
         ),
         "dead_chart": charts.bars(
-            counts["dead"], labels, titles, "Dead letters per hour", "cadence-bar-dead"
+            counts["dead"], labels, titles, "Dead letters", "cadence-bar-dead"
         ),
         "totals": {name: sum(values) for name, values in counts.items()},
-        "lags": charts.lines(start_lags(hours), labels, "Start lag per hour"),
+        "lags": charts.lines(start_lags(hours), labels, titles, "Start lag per hour"),
         "timeline": charts.timeline(rows, now, now + timedelta(hours=HOURS), marks) if rows else "",
         "due_shown": len(rows),
         "due_total": due,

@@ -157,7 +157,9 @@ class ScheduleAdmin(ScheduleActions):
         kind = request.GET.get("kind")
         if kind not in Kind.values:
             links = format_html_join(
-                " · ", '<a href="?kind={}">{}</a>', ((k.value, k.label) for k in Kind)
+                " · ",
+                '<a class="cadence-text-link" href="?kind={}">{}</a>',
+                ((k.value, k.label) for k in Kind),
             )
             when = self.fieldsets[1][1]
             description = format_html("Only the fields of one kind: {}.", links)

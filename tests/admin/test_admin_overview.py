@@ -2,6 +2,7 @@
 
 import re
 from datetime import timedelta
+from xml.etree import ElementTree
 
 import pytest
 from django.db import connection
@@ -91,6 +92,57 @@ def test_the_admin_index_links_the_overview_with_the_dead_letters_of_24_hours(
     html = admin_client.get(reverse("admin:index")).content.decode()
     assert f'href="{OVERVIEW}"' in html
     assert "Overview · 1 dead letter in 24 h" in html
+
+
+def figures(html):
+    """Each chart's table under it, by caption: its rows of cell texts, the header row first."""
+    tables = {}
+    for block in re.findall(r'<details class="cadence-figures">.*?</details>', html, re.S):
+        table = ElementTree.fromstring(block).find("table")
+        tables[table.find("caption").text] = [
+            ["".join(cell.itertext()) for cell in row] for row in table.iter("tr")
+        ]
+    return tables
+
+
+def drawn(html, label):
+    """The tooltips of the chart named ``label``: what a mouse finds on its bars or ticks."""
+    svg = re.search(rf'<svg [^>]*aria-label="{label}">(.*?)</svg>', html, re.S)[1]
+    return re.findall(r"<title>(.*?)</title>", svg)
+
+
+def test_each_chart_has_its_figures_in_a_table(admin_client, make_schedule):
+    now = timezone.now()
+    attempts(make_schedule(name="nightly", interval=timedelta(hours=2)), now)
+    html = admin_client.get(OVERVIEW).content.decode()
+    tables = figures(html)
+    assert html.count('<svg class="cadence-chart"') == len(tables) == 5
+
+    for label, column, total in (
+        ("Firings per hour", "Firings", 6),
+        ("Failures per hour", "Failures", 1),
+        ("Dead letters per hour", "Dead letters", 1),
+    ):
+        head, *rows = tables[label]
+        assert head == ["Hour from", column]
+        assert len(rows) == 24
+        assert sum(int(n) for _, n in rows) == total
+        assert [f"{hour}: {n}" for hour, n in rows] == drawn(html, label)
+
+    head, *rows = tables["Start lag per hour"]
+    assert head == ["Hour from", "p50 (s)", "p95 (s)", "p99 (s)"]
+    assert [hour for hour, *_ in rows] == [hour for hour, _ in tables["Firings per hour"][1:]]
+    known = [row for row in rows if row[1] != "none"]
+    assert len(known) in (3, 4)  # as in test_start_lags_are_percentiles_per_hour
+    assert all(0 <= float(p50) <= float(p95) <= float(p99) <= 3 for _, p50, p95, p99 in known)
+
+    head, *rows = tables["Due occurrences in the next 24 hours"]
+    assert head == ["Schedule", "Occurrences", "When"]
+    ticks = drawn(html, "Due occurrences in the next 24 hours")
+    assert rows == [
+        ["nightly", str(len(ticks)), ", ".join(t.removeprefix("nightly: ") for t in ticks)]
+    ]
+    assert 11 <= len(ticks) <= 12  # every two hours for 24 hours
 
 
 @pytest.mark.parametrize(("codenames", "status"), [((), 403), (("view_attempt",), 200)])

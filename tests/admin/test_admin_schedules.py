@@ -347,7 +347,7 @@ def test_admin_add_form_has_one_labelled_fieldset_per_kind(admin_client):
         assert f"cadence-kind-{kind}" in html
         assert f"(kind: {kind})" in html
         assert f'name="{field}"' in html
-    assert '<a href="?kind=interval">interval</a>' in html
+    assert '<a class="cadence-text-link" href="?kind=interval">interval</a>' in html
 
 
 @pytest.mark.parametrize(

@@ -159,4 +159,10 @@ def test_every_page_fits_with_the_sidebar_open(page, bad_night, width, tmp_path,
         if extra := overflow(page):
             wide[url] = extra
             page.screenshot(path=tmp_path / f"{width}-{len(wide)}.png")
+        if url.endswith("/overview/"):  # and with each chart's table open
+            for summary in page.locator(".cadence-figures summary").all():
+                summary.click()
+            if extra := overflow(page):
+                wide[f"{url} with its tables open"] = extra
+                page.screenshot(path=tmp_path / f"{width}-{len(wide)}.png", full_page=True)
     assert wide == {}, wide
