@@ -126,6 +126,7 @@ class NoticeAdmin(ReadOnlyAdmin, GuardedAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
+            "media": self.media,
             "title": "Send a test notification",
             "channels": [_described(c) for c in cadence_settings.NOTIFY.channels],
         }
