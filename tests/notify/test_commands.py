@@ -53,3 +53,28 @@ def test_cadence_notify_sends_a_test_notification(hook):
     missing = run_django("cadence_notify", "--test", "pager", "--settings=tests.settings", env=env)
     assert missing.returncode == 1
     assert "CADENCE_NOTIFY has no channel called 'pager'" in missing.stderr
+
+
+def test_cadence_prune_deletes_episodes_resolved_past_the_age_rule(notify, hook):
+    from django_cadence.models import Delivery, DeliveryStatus, Notice
+
+    notify(channels={"hook": webhook(hook)})
+    old = datetime(2020, 1, 1, tzinfo=UTC)
+    for subject in ("a", "b", "c"):
+        episodes.open_or_count(Event.NO_WORKER, subject, subject, old)
+    gone, waiting, _still_open = Notice.objects.order_by("subject")
+    for notice in (gone, waiting):
+        episodes.resolve(notice, old, "a worker is live")
+    Delivery.objects.exclude(notice=waiting).update(status=DeliveryStatus.SENT)
+
+    done = run_django(
+        "cadence_prune",
+        "--older-than",
+        "30d",
+        "--settings=tests.settings",
+        env=child_env(database_env()),
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "deleted 1 notification episode(s) resolved over 30 days ago" in done.stdout
+    assert set(Notice.objects.values_list("subject", flat=True)) == {"b", "c"}
