@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from django_cadence import metrics
 from django_cadence.engine import recovery
 from django_cadence.models import Attempt, Worker
+from tests.support.attempts import failed_on_time
 
 pytestmark = pytest.mark.django_db
 
@@ -144,7 +145,7 @@ def test_metrics_last_success_and_overdue_per_schedule(registry, make_schedule):
     now = timezone.now()
     minute = timedelta(minutes=1)
     healthy = make_schedule(name="healthy", interval=minute, created_at=now - 10 * minute)
-    make_schedule(name="silent", interval=minute, created_at=now - 10 * minute)
+    failed_on_time(make_schedule(name="silent", interval=minute, created_at=now - 10 * minute))
     make_schedule(name="paused", interval=minute, created_at=now - 10 * minute, enabled=False)
     finished = now - timedelta(seconds=5)
     Attempt.objects.create(

@@ -58,3 +58,15 @@ def test_the_readme_schedule_snippet_runs_twice_and_its_job_succeeds(db, myapp, 
     attempt = Attempt.objects.get(schedule=every_minute)
     assert attempt.status == "succeeded", attempt.error
     assert "report sent to ops@example.com, try 1" in capsys.readouterr().out
+
+
+def test_the_readme_lists_every_page_of_the_docs():
+    """Its list of docs names each tutorial, how-to, reference and explanation page."""
+    docs = README.parent / "docs"
+    pages = {
+        str(page.relative_to(README.parent))
+        for page in docs.rglob("*.md")
+        if page.name not in ("index.md", "README.md") and "_build" not in page.parts
+    }
+    listed = set(re.findall(r"\]\((docs/[^)#]+\.md)", README.read_text()))
+    assert sorted(pages - listed) == []

@@ -32,6 +32,12 @@ from .read_only import ReadOnlyAdmin
 from .search import search_attempts
 
 COUNT_CAP = 10_000
+# While an attempt waits for its next try or runs it, its error is the try before's.
+LAST_TRY_ERROR = frozenset({Status.PENDING, Status.RUNNING})
+LAST_TRY = (
+    "An earlier try's, not the next one's: this attempt waits for its next try, or runs it. "
+    "Every try is under Tries."
+)
 
 
 class AtLeast(int):
@@ -131,6 +137,11 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
         "error_block",
         "uncertain",
         "history_table",
+        "last_started",
+        "last_finished",
+        "last_took",
+        "last_worker",
+        "last_error_block",
     )
 
     def get_fieldsets(self, request: HttpRequest, obj: Attempt | None = None) -> Any:
@@ -139,22 +150,27 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
         if obj is None:
             return ((None, {"fields": ("schedule_link", "occurrence", "status_badge")}),)
         status = obj.status
-        timing = [
-            *(["retry_when"] if status == Status.PENDING else []),
-            *(["started"] if obj.started_at else []),
-            *(["finished"] if obj.finished_at else []),
-            *(["took"] if obj.started_at and obj.finished_at else []),
-        ]
+        pending = status == Status.PENDING
+        # A pending attempt has not started its next try: the start, worker and error it
+        # still holds are an earlier try's (a failed one, or the tries before a Retry).
+        timing = [] if pending else self._timing(obj)
         worker = [
-            *(["worker"] if obj.worker else []),
+            *(["worker"] if obj.worker and not pending else []),
             *(["lease", "cancel_requested"] if status == Status.RUNNING else []),
             *(["recoveries"] if obj.recoveries else []),
         ]
         result = [
             *(["outcome_block"] if obj.outcome is not None else []),
-            *(["error_block"] if obj.error else []),
+            *(["error_block"] if obj.error and status not in LAST_TRY_ERROR else []),
             *(["uncertain"] if obj.uncertain else []),
         ]
+        last = [
+            *([f"last_{f}" for f in self._timing(obj)] if pending else []),
+            *(["last_worker"] if obj.worker and pending else []),
+            *(["last_error_block"] if obj.error and status in LAST_TRY_ERROR else []),
+        ]
+        if pending:
+            timing = ["retry_when"]
         fieldsets: list[tuple[str | None, dict[str, Any]]] = [
             (
                 None,
@@ -173,9 +189,19 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
         for title, fields in (("Timing", timing), ("Worker and lease", worker), ("Result", result)):
             if fields:
                 fieldsets.append((title, {"fields": tuple(fields)}))
+        if last:
+            fieldsets.append(("The last try", {"fields": tuple(last), "description": LAST_TRY}))
         fieldsets.append(("Payload", {"fields": ("payload_block",)}))
         fieldsets.append(("Tries", {"fields": ("history_table",)}))
         return fieldsets
+
+    @staticmethod
+    def _timing(obj: Attempt) -> list[str]:
+        return [
+            *(["started"] if obj.started_at else []),
+            *(["finished"] if obj.finished_at else []),
+            *(["took"] if obj.started_at and obj.finished_at else []),
+        ]
 
     @property
     def media(self) -> forms.Media:
@@ -261,6 +287,22 @@ class AttemptAdmin(ReadOnlyAdmin, AttemptActions, DALFModelAdmin):
     @admin.display(description="error")
     def error_block(self, obj: Attempt) -> str:
         return display.error_block(obj.error, obj.schedule.executor)
+
+    last_started = display.instant_column("started_at", "last try started", _zone)
+
+    last_finished = display.instant_column("finished_at", "last try finished", _zone)
+
+    @admin.display(description="last try took")
+    def last_took(self, obj: Attempt) -> str:
+        return self.took(obj)
+
+    @admin.display(description="last try's worker")
+    def last_worker(self, obj: Attempt) -> str:
+        return obj.worker
+
+    @admin.display(description="last try's error")
+    def last_error_block(self, obj: Attempt) -> str:
+        return self.error_block(obj)
 
     @admin.display(description="tries, one by one")
     def history_table(self, obj: Attempt) -> str:

@@ -25,8 +25,8 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.functional import lazy
 
-from ..models import Attempt, Overview, Schedule, Status, Worker
-from ..ops.status import worker_timeout
+from ..models import Attempt, Overview, Schedule, Status
+from ..ops.status import live_workers, lost_workers, worker_timeout
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
 from . import charts, display
@@ -181,11 +181,11 @@ def context(now: datetime) -> dict[str, Any]:
         "due_total": due,
         "live": [
             (w, display.instant(w.stuck_since) if w.stuck_threads and w.stuck_since else "")
-            for w in Worker.objects.live(now, timeout).order_by("worker_id")
+            for w in live_workers(now, timeout).order_by("worker_id")
         ],
         "lost": [
             (w, display.instant(w.heartbeat_at))
-            for w in Worker.objects.lost(now, timeout).order_by("-heartbeat_at")
+            for w in lost_workers(now, timeout).order_by("-heartbeat_at")
         ],
         "dead_letters": [
             (

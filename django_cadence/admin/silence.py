@@ -16,7 +16,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from ..models import Schedule
-from ..models.overdue import Silence, overdue_ids, silence_of
+from ..models.overdue import Silence, overdue_ids, silence_of, silences
 from ..schedule.timefmt import format_utc
 from .now import page_now, shown_at
 from .recent import ScheduleChangeList
@@ -28,7 +28,10 @@ def silence(obj: Schedule) -> Silence:
     attached = getattr(obj, "silence_now", None)
     if isinstance(attached, Silence):
         return attached
-    return silence_of(obj, getattr(obj, "last_success_at", None), shown_at(obj))
+    if not hasattr(obj, "last_success_at"):  # not read through the admin's queryset
+        return silence_of(obj, None, shown_at(obj))
+    (state,) = silences(shown_at(obj), [obj])
+    return state
 
 
 class SilenceChangeList(ScheduleChangeList):
@@ -36,11 +39,9 @@ class SilenceChangeList(ScheduleChangeList):
 
     def get_results(self, request: HttpRequest) -> None:
         super().get_results(request)
-        now = page_now(request)
-        for schedule in self.result_list:
-            schedule.silence_now = silence_of(
-                schedule, getattr(schedule, "last_success_at", None), now
-            )
+        rows = list(self.result_list)
+        for schedule, state in zip(rows, silences(page_now(request), rows), strict=True):
+            schedule.silence_now = state
 
 
 def overdue_badge(state: Silence) -> SafeString | str:

@@ -1,7 +1,8 @@
 """Workers: the ``run_cadence`` processes that registered, read-only, with their state.
 
-A worker is *live* while it renews its heartbeat, *lost* once it has been silent for longer
-than 3 x max(CADENCE_LEASE, CADENCE_MAX_TICK) without saying it stopped (killed, frozen, cut
+A worker is *live* while it renews its heartbeat and holds its session lock (where it took
+one), *lost* once it has been silent for longer than 3 x max(CADENCE_LEASE, CADENCE_MAX_TICK)
+without saying it stopped, or once the server sees its session lock gone (killed, frozen, cut
 off), and *stopped* when it shut down cleanly. Purely informational: no decision of the engine
 depends on this table.
 """
@@ -17,7 +18,7 @@ from django.utils.html import format_html
 
 from ..models import Worker, WorkerQuerySet
 from ..ops.retention import STOPPED_WORKERS_KEPT
-from ..ops.status import worker_timeout
+from ..ops.status import gone_but_beating, live_workers, lost_workers, worker_timeout
 from ..schedule.timefmt import format_utc
 from . import display
 from .guard import GuardedAdmin
@@ -50,9 +51,9 @@ class StateFilter(admin.SimpleListFilter):
         if self.value() == "stopped":
             return queryset.filter(stopped_at__isnull=False)
         if self.value() == "live":
-            return queryset.live(now, worker_timeout())
+            return queryset.filter(pk__in=live_workers(now).values("pk"))
         if self.value() == "lost":
-            return queryset.lost(now, worker_timeout())
+            return queryset.filter(pk__in=lost_workers(now).values("pk"))
         if self.value() == self.ALL:
             return queryset
         return queryset.exclude(stopped_at__lt=now - STOPPED_WORKERS_KEPT)
@@ -85,14 +86,17 @@ class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
     fields = readonly_fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        """Each row's state as of the page's *now*, computed in the query."""
-        since = page_now(request) - worker_timeout()
+        """Each row's state as of the page's *now*, computed in the query (and the session
+        locks the server no longer sees, read before it)."""
+        now = page_now(request)
+        since = now - worker_timeout()
         return (
             super()
             .get_queryset(request)
             .annotate(
                 state_value=Case(
                     When(stopped_at__isnull=False, then=Value("stopped")),
+                    When(worker_id__in=gone_but_beating(now), then=Value("lost")),
                     When(heartbeat_at__gte=since, then=Value("live")),
                     default=Value("lost"),
                     output_field=CharField(),

@@ -27,6 +27,7 @@ from ..schedule import policies, specs
 from ..store import batch_writes
 from ..store.batch_writes import PlannedRow
 from ..store.prepared import PreparedRead
+from . import catch_up
 
 logger = logging.getLogger("django_cadence.planner")
 
@@ -98,9 +99,12 @@ def plan_due(
         rows: list[PlannedRow] = []
         to_cancel: list[int] = []
         to_supersede: list[int] = []
+        catching_up: list[catch_up.CatchUp] = []
         for schedule in schedules:
-            planned, admission = _plan_schedule(schedule, now, states[schedule.pk], horizon)
+            planned, admission, behind = _plan_schedule(schedule, now, states[schedule.pk], horizon)
             rows.extend(planned)
+            if behind is not None:
+                catching_up.append(behind)
             if admission.cancel_running:
                 to_cancel.append(schedule.pk)
             if admission.cancel_waiting:
@@ -114,6 +118,7 @@ def plan_due(
         _advance(schedules, loaded)
         if to_cancel:
             Attempt.objects.filter(schedule_id__in=to_cancel).ask_to_stop()
+    catch_up.log(catching_up)
     for row in rows:
         _announce(row)
     return PlanResult(len(schedules), len(rows), read == batch_size, deferred_at)
@@ -193,23 +198,20 @@ def due_occurrences(schedule: Schedule, now: datetime, limit: int | None) -> lis
 
 def _plan_schedule(
     schedule: Schedule, now: datetime, state: policies.OverlapState, horizon: datetime
-) -> tuple[list[PlannedRow], policies.Admission]:
-    """Rows for one schedule's occurrences due by ``horizon``, and what the overlap policy
+) -> tuple[list[PlannedRow], policies.Admission, catch_up.CatchUp | None]:
+    """Rows for one schedule's occurrences due by ``horizon``, what the overlap policy
     asks of the attempts it already has (cancel the running one, supersede the waiting
-    ones)."""
+    ones), and what it catches up, if it is behind."""
     fire_all = schedule.misfire == "fire_all"
     max_catchup = cadence_settings.MAX_CATCHUP
     due = due_occurrences(schedule, horizon, max_catchup if fire_all else None)
     if not due:  # bounds changed under us: nothing due after all
         schedule.next_run_at = schedule.compute_next_run_at()
-        return [], policies.Admission(statuses=())
+        return [], policies.Admission(statuses=()), None
     grace = schedule.misfire_grace
+    grace = cadence_settings.MISFIRE_GRACE if grace is None else grace
     plan = policies.plan_misfire(
-        due,
-        now,
-        policy=schedule.misfire,
-        grace=cadence_settings.MISFIRE_GRACE if grace is None else grace,
-        max_catchup=max_catchup,
+        due, now, policy=schedule.misfire, grace=grace, max_catchup=max_catchup
     )
     admission = policies.admit(schedule.overlap, state, len(plan.fire))
     rows = [
@@ -223,7 +225,7 @@ def _plan_schedule(
     schedule.occurrence_count += len(plan.fire)
     schedule.missed_count += len(plan.missed)
     schedule.next_run_at = specs.next_occurrence(schedule.spec(), plan.advance_to)
-    return rows, admission
+    return rows, admission, catch_up.note(schedule, plan, admission.statuses, now, grace)
 
 
 def _missed_row(schedule: Schedule, missed: tuple[datetime, ...], now: datetime) -> PlannedRow:

@@ -21,6 +21,7 @@ from django.utils.dateparse import parse_datetime
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..executors import registry as executors
+from ..executors.payloads import clean_text
 from ..models.validation import TASK_EXECUTOR, to_duration
 
 if TYPE_CHECKING:
@@ -54,7 +55,11 @@ DURATION_FIELDS = frozenset(
 )
 DATETIME_FIELDS = frozenset({"run_at", "start_at", "end_at"})
 TASK_KEYS = ("task", "args", "kwargs")
-ACCEPTED_KEYS = frozenset(CODE_OWNED_FIELDS) | frozenset(TASK_KEYS)
+# Read only when cadence_sync creates the schedule (or takes back one it disabled for leaving
+# code): it starts paused. Never compared afterwards: pause and resume stay the operator's.
+START_PAUSED = "start_paused"
+MAX_PAUSE_REASON_CHARS = 1_000
+ACCEPTED_KEYS = frozenset(CODE_OWNED_FIELDS) | frozenset(TASK_KEYS) | {START_PAUSED}
 
 
 AddError = Callable[[str, str], None]  # add(field, message): one more error for a field
@@ -129,6 +134,7 @@ def build(declaration: Declaration) -> Schedule:
         errors.setdefault(field, []).append(message)
 
     fields = _expand_task(declaration, add)
+    paused_reason = _start_paused(declaration, fields.pop(START_PAUSED, False), add)
     if declaration.executor:
         fields["executor"] = declaration.executor
     for key in sorted(set(fields) - ACCEPTED_KEYS - {"executor"}):
@@ -139,6 +145,8 @@ def build(declaration: Declaration) -> Schedule:
     for key in DATETIME_FIELDS & fields.keys():
         fields[key] = _instant(key, fields[key], add)
     candidate = Schedule(name=declaration.name, code_owned=True, **fields)
+    if paused_reason:
+        candidate.enabled, candidate.pause_reason = False, paused_reason
     try:
         candidate.full_clean(validate_unique=False, validate_constraints=False)
     except ValidationError as exc:
@@ -152,6 +160,18 @@ def build(declaration: Declaration) -> Schedule:
     if errors:
         raise DeclarationError(declaration.name, declaration.origin, errors)
     return candidate
+
+
+def _start_paused(declaration: Declaration, value: Any, add: AddError) -> str:
+    """The pause reason a new schedule starts with ("" to start enabled)."""
+    if value is False:
+        return ""
+    if value is True:
+        return f"start_paused in {declaration.origin}: resume it when it should run"
+    if isinstance(value, str) and value.strip():
+        return clean_text(value.strip(), MAX_PAUSE_REASON_CHARS)  # as a pause: redacted, bounded
+    add(START_PAUSED, f"must be True, False or the pause reason to show (a string), not {value!r}.")
+    return ""
 
 
 def _expand_task(declaration: Declaration, add: AddError) -> dict[str, Any]:

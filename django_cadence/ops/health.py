@@ -2,8 +2,9 @@
 
 Four checks, each a few indexed reads (no counts over attempts):
 
-- ``no_worker`` (critical): work is due and no worker has shown a heartbeat within
-  ``worker_timeout()``;
+- ``no_worker`` (critical): work is due and no worker is live (a heartbeat within
+  ``worker_timeout()`` and, if it registered one, its session lock held); the message says
+  what became of the last one (stopped when, or silent or its session gone since when);
 - ``backlog`` (critical): the oldest due schedule or ready attempt has waited longer than
   its grace (its ``misfire_grace``, else ``CADENCE_MISFIRE_GRACE``, plus ``CADENCE_MAX_TICK``,
   the longest a healthy engine sleeps);
@@ -13,7 +14,8 @@ Four checks, each a few indexed reads (no counts over attempts):
 
 :func:`fleet_reasons` (the first two) is what every admin page shows as a banner;
 :func:`check` (all four) is what the health view and ``cadence_status --check`` report.
-Messages carry counts and durations only: no schedule names, payloads or errors.
+Messages carry counts, durations and instants only: no schedule names, worker ids, payloads
+or errors.
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Sum
+from django.db.models.functions import Coalesce
 
 from ..conf import cadence_settings
 from ..models import Attempt, Schedule, Worker, overdue
-from .status import worker_timeout
+from ..schedule.timefmt import format_utc
+from .status import live_workers, sessions_gone, worker_state, worker_timeout
 
 READY_LOOKED_AT = 32
+WORKERS_LOOKED_AT = 64  # the workers seen last (a stop or a heartbeat): a live one is among them
 OK, WARNING, CRITICAL = "ok", "warning", "critical"
 LEVELS = (OK, WARNING, CRITICAL)  # in order of gravity; a report's level is its worst reason's
 
@@ -114,16 +119,9 @@ def fleet_reasons(now: datetime) -> list[Reason]:
         return []
     reasons = []
     since, grace = oldest
-    timeout = worker_timeout()
-    if not Worker.objects.live(now, timeout).exists():
-        reasons.append(
-            Reason(
-                "no_worker",
-                CRITICAL,
-                f"no worker has shown a heartbeat in the last {_seconds(timeout)} "
-                "while work is due",
-            )
-        )
+    no_worker = _no_worker(now)
+    if no_worker:
+        reasons.append(no_worker)
     allowed = grace + cadence_settings.MAX_TICK
     if now - since > allowed:
         reasons.append(
@@ -136,8 +134,46 @@ def fleet_reasons(now: datetime) -> list[Reason]:
     return reasons
 
 
+def _no_worker(now: datetime) -> Reason | None:
+    """None while a worker is live; else what is true of the last one. One read of the most
+    recent workers, and one of their session locks where they registered them."""
+    timeout = worker_timeout()
+    fields = ("worker_id", "heartbeat_at", "stopped_at", "session_lock")
+    last_seen = Coalesce("stopped_at", "heartbeat_at").desc()
+    recent = list(Worker.objects.order_by(last_seen).only(*fields)[:WORKERS_LOOKED_AT])
+    beating = [w for w in recent if worker_state(w, now, timeout) == "live"]
+    gone = sessions_gone(beating)
+    if any(w.worker_id not in gone for w in beating):
+        return None
+    return Reason(
+        "no_worker", CRITICAL, f"no worker is running while work is due: {_last(recent, gone, now)}"
+    )
+
+
+def _last(recent: list[Worker], gone: set[str], now: datetime) -> str:
+    """What became of the worker seen last."""
+    if not recent:
+        return "none has registered (start run_cadence)"
+    last = recent[0]
+    if last.stopped_at is not None:
+        return (
+            f"the last one stopped {_seconds(now - last.stopped_at)} ago, "
+            f"at {format_utc(last.stopped_at)}"
+        )
+    heartbeat = f"{_seconds(now - last.heartbeat_at)} ago, at {format_utc(last.heartbeat_at)}"
+    if last.worker_id in gone:
+        return (
+            "the last one's session ended without a stop (killed or cut off); its last "
+            f"heartbeat was {heartbeat}"
+        )
+    return (
+        f"the last heartbeat was {heartbeat}, from a worker that did not stop (killed, "
+        "frozen or cut off)"
+    )
+
+
 def _stuck_reason(now: datetime) -> Reason | None:
-    live = Worker.objects.live(now, worker_timeout()).filter(stuck_threads__gt=0)
+    live = live_workers(now).filter(stuck_threads__gt=0)
     totals = live.aggregate(threads=Sum("stuck_threads"))
     threads = totals["threads"] or 0
     if not threads:

@@ -50,24 +50,38 @@ class InvalidDeclarations(CadenceError, ValueError):
         super().__init__("\n".join(str(error) for error in errors))
 
 
+# Each action's verb, done and to be done (a dry run says what it would do).
+VERBS = {
+    "create": ("created", "would create"),
+    "update": ("updated", "would update"),
+    "adopt": ("adopted", "would adopt"),
+    "enable": ("enabled", "would enable"),
+    "hold": ("kept paused", "would keep paused"),
+    "disable": ("disabled", "would disable"),
+}
+
+
 @dataclass(frozen=True)
 class Change:
-    action: str  # "create" | "update" | "adopt" | "enable" | "disable"
+    action: str  # "create" | "update" | "adopt" | "enable" | "hold" | "disable"
     name: str
     field: str = ""
     old: Any = None
     new: Any = None
 
-    def line(self) -> str:
+    def line(self, *, dry_run: bool = False) -> str:
+        verb = VERBS[self.action][dry_run]
         if self.action == "create":
-            return f"+ created {self.name} ({self.new})"
+            return f"+ {verb} {self.name} ({self.new})"
         if self.action == "update":
-            return f"~ updated {self.name} {self.field}: {show(self.old)} -> {show(self.new)}"
+            return f"~ {verb} {self.name} {self.field}: {show(self.old)} -> {show(self.new)}"
         if self.action == "adopt":
-            return f"~ adopted {self.name}: made outside code, now owned by code"
+            return f"~ {verb} {self.name}: made outside code, now owned by code"
         if self.action == "enable":
-            return f"~ enabled {self.name}: declared in code again"
-        return f"- disabled {self.name}: no longer declared in code{self.new or ''}"
+            return f"~ {verb} {self.name}: declared in code again"
+        if self.action == "hold":
+            return f"~ {verb} {self.name}: declared in code again with start_paused"
+        return f"- {verb} {self.name}: no longer declared in code{self.new or ''}"
 
 
 @dataclass
@@ -78,7 +92,7 @@ class ReconcileResult:
     dry_run: bool = False
 
     def lines(self) -> list[str]:
-        return [change.line() for change in self.changes]
+        return [change.line(dry_run=self.dry_run) for change in self.changes]
 
     def summary(self) -> str:
         def count(*actions: str) -> int:
@@ -86,7 +100,8 @@ class ReconcileResult:
 
         verb = "would be " if self.dry_run else ""
         return (
-            f"{count('create')} {verb}created, {count('update', 'adopt', 'enable')} {verb}updated, "
+            f"{count('create')} {verb}created, "
+            f"{count('update', 'adopt', 'enable', 'hold')} {verb}updated, "
             f"{count('disable')} {verb}disabled, {len(self.unchanged)} unchanged"
         )
 
@@ -177,7 +192,8 @@ def plan(
     for name in sorted(candidates):
         candidate, row = candidates[name], rows.get(name)
         if row is None:
-            changes.append(Change("create", name, new=describe(candidate)))
+            paused = "" if candidate.enabled else f"; paused: {candidate.pause_reason}"
+            changes.append(Change("create", name, new=f"{describe(candidate)}{paused}"))
             continue
         found = [
             Change("update", name, field, old, new)
@@ -186,7 +202,7 @@ def plan(
         if not row.code_owned:
             found.insert(0, Change("adopt", name))
         if row.removed_from_code_at is not None and not row.enabled:
-            found.append(Change("enable", name))
+            found.append(Change("enable" if candidate.enabled else "hold", name))
         changes.extend(found)
         if not found:
             unchanged.append(name)
@@ -234,6 +250,9 @@ def _update(row: Schedule, candidate: Schedule, changes: list[Change], using: st
         elif change.action == "enable":
             row.enabled, row.pause_reason = True, ""
             fields |= {"enabled", "pause_reason"}
+        elif change.action == "hold":  # back in code, declared start_paused: paused for it
+            row.pause_reason = candidate.pause_reason
+            fields.add("pause_reason")
     row.code_owned = True
     if row.removed_from_code_at is not None:
         row.removed_from_code_at = None

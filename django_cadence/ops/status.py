@@ -4,6 +4,11 @@ and which episodes of ``CADENCE_NOTIFY`` are open.
 :func:`collect` reads it in a fixed handful of queries whatever the number of schedules
 (``cadence_status`` prints it; the metrics collector and the workers admin share its
 helpers). Job-provided text (errors) is scrubbed of secrets; payloads are never shown.
+
+A worker is live while it renews its heartbeat and, if it registered a session lock
+(PostgreSQL, MariaDB: docs/design.md, "Lost workers"), while the server still sees that lock
+held: a killed worker's session ends with it, so it is lost at once, not a heartbeat timeout
+later. Workers of a fleet are few: their rows are read whole.
 """
 
 from __future__ import annotations
@@ -13,10 +18,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
+from django.db.models import Count, Max, Min, OuterRef, Q, QuerySet, Subquery
 
+from .. import store
 from ..executors.payloads import escape_control, headline, redact_text
-from ..models import TERMINAL_STATUSES, Attempt, Notice, Schedule, Status, Worker
+from ..models import TERMINAL_STATUSES, Attempt, Notice, Schedule, Status, Worker, overdue
 from ..models.worker import worker_timeout as worker_timeout
 from ..schedule.timefmt import format_utc
 
@@ -24,10 +30,44 @@ FAILING_WINDOW = timedelta(hours=24)
 ERROR_CHARS = 200
 
 
-def worker_state(worker: Worker, now: datetime, timeout: timedelta | None = None) -> str:
+def worker_state(
+    worker: Worker, now: datetime, timeout: timedelta | None = None, gone: Iterable[str] = ()
+) -> str:
+    """stopped, live, or lost (silent past ``timeout``, or its session lock in ``gone``)."""
     if worker.stopped_at is not None:
         return "stopped"
+    if worker.worker_id in gone:
+        return "lost"
     return "live" if worker.heartbeat_at >= now - (timeout or worker_timeout()) else "lost"
+
+
+def sessions_gone(workers: Iterable[Worker]) -> set[str]:
+    """Of ``workers``, those registered with a session lock the server no longer sees held:
+    their session ended (killed, or cut off until they take it again). One statement, none
+    when no worker registered one (SQLite, ``CADENCE_SESSION_LIVENESS = False``)."""
+    locked = sorted(w.worker_id for w in workers if w.session_lock)
+    if not locked:
+        return set()
+    return set(locked) - store.of().held_session_locks(locked)
+
+
+def gone_but_beating(now: datetime, timeout: timedelta | None = None) -> set[str]:
+    """Workers with a recent heartbeat whose session lock is gone (:func:`sessions_gone`)."""
+    live = Worker.objects.live(now, timeout or worker_timeout())
+    return sessions_gone(live.only("worker_id", "session_lock"))
+
+
+def live_workers(now: datetime, timeout: timedelta | None = None) -> QuerySet[Worker, Worker]:
+    """Workers with a recent heartbeat whose session lock, if they hold one, is held."""
+    timeout = timeout or worker_timeout()
+    return Worker.objects.live(now, timeout).exclude(worker_id__in=gone_but_beating(now, timeout))
+
+
+def lost_workers(now: datetime, timeout: timedelta | None = None) -> QuerySet[Worker, Worker]:
+    """Workers silent past ``timeout`` without stopping, or whose session lock is gone."""
+    timeout = timeout or worker_timeout()
+    gone = gone_but_beating(now, timeout)
+    return Worker.objects.lost(now, timeout) | Worker.objects.filter(worker_id__in=gone)
 
 
 @dataclass
@@ -41,6 +81,11 @@ class ScheduleStatus:
     lag_seconds: float | None  # now - the oldest ready pending attempt's retry_at
     pause_reason: str = ""
     timezone: str = "UTC"
+    overdue_since: datetime | None = None  # gone longer without a success than it may, since
+
+    @property
+    def overdue(self) -> bool:
+        return self.overdue_since is not None
 
 
 @dataclass
@@ -62,6 +107,7 @@ class WorkerStatus:
     concurrency: int
     stuck_threads: int = 0  # tries past their run-time limit whose jobs never returned
     stuck_since: datetime | None = None
+    session_gone: bool = False  # lost although its heartbeat is recent: its session ended
 
 
 @dataclass
@@ -80,10 +126,14 @@ class StatusReport:
     failing: list[Failing] = field(default_factory=list)
     workers: list[WorkerStatus] = field(default_factory=list)
     queue_depth: int = 0  # ready pending attempts
+    last_stopped_at: datetime | None = None  # when the last worker to stop cleanly stopped
     episodes: list[OpenEpisode] = field(default_factory=list)  # open notifications' episodes
 
     def as_json(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        data = _jsonable(asdict(self))
+        for shown, schedule in zip(data["schedules"], self.schedules, strict=True):
+            shown["overdue"] = schedule.overdue
+        return data
 
 
 def schedules_summary() -> str:
@@ -109,6 +159,7 @@ def collect(now: datetime) -> StatusReport:
     last = Attempt.objects.filter(schedule=OuterRef("pk"), status__in=TERMINAL_STATUSES).order_by(
         "-occurrence_at", "-trigger"
     )
+    late = {s.schedule_id: s.overdue_at for s in overdue.overdue(now)}
     rows: Iterable[Any] = Schedule.objects.annotate(
         last_status=Subquery(last.values("status")[:1]),
         last_occurrence_at=Subquery(last.values("occurrence_at")[:1]),
@@ -126,10 +177,13 @@ def collect(now: datetime) -> StatusReport:
                 lag_seconds=max(0.0, (now - oldest).total_seconds()) if oldest else None,
                 pause_reason=_clean(s.pause_reason),
                 timezone=s.timezone,
+                overdue_since=late.get(s.pk),
             )
         )
     report.failing = _failing(now)
     report.workers = _workers(now)
+    stopped = Worker.objects.filter(stopped_at__isnull=False).aggregate(at=Max("stopped_at"))
+    report.last_stopped_at = stopped["at"]
     report.episodes = [
         OpenEpisode(n.event, n.name, n.opened_at, n.count, _clean(n.detail))
         for n in Notice.objects.open().order_by("opened_at")
@@ -159,11 +213,12 @@ def _failing(now: datetime) -> list[Failing]:
 
 def _workers(now: datetime) -> list[WorkerStatus]:
     timeout = worker_timeout()
-    workers = Worker.objects.live(now, timeout) | Worker.objects.lost(now, timeout)
+    workers = list(Worker.objects.filter(stopped_at__isnull=True).order_by("worker_id"))
+    gone = sessions_gone(w for w in workers if worker_state(w, now, timeout) == "live")
     return [
         WorkerStatus(
             worker_id=w.worker_id,
-            state=worker_state(w, now, timeout),
+            state=worker_state(w, now, timeout, gone),
             host=w.host,
             pid=w.pid,
             heartbeat_at=w.heartbeat_at,
@@ -171,8 +226,9 @@ def _workers(now: datetime) -> list[WorkerStatus]:
             concurrency=w.concurrency,
             stuck_threads=w.stuck_threads,
             stuck_since=w.stuck_since,
+            session_gone=w.worker_id in gone,
         )
-        for w in workers.order_by("worker_id")
+        for w in workers
     ]
 
 

@@ -5,6 +5,12 @@ occurrence after its last success (or after it was enabled, if it never succeede
 its retry ladder, the longest its retries can wait. So a schedule whose one occurrence
 failed every try is not yet overdue; one whose next occurrence is failing too is, once its
 retries are spent (docs/design.md, "Overdue schedules").
+
+An occurrence counts from when an engine planned it: the deadline moves later by as long as
+the first occurrence after the last success (or the enabling) waited to be planned, and
+while it still waits, past now. A schedule made before the first engine starts, or left
+while none ran, is not overdue the moment one does; the absence of engines is the health
+checks' ``no_worker`` and ``backlog`` to report.
 """
 
 from __future__ import annotations
@@ -36,6 +42,16 @@ def overdue_at(
         return None
     second = specs.next_occurrence(spec, first) or first
     return second + ladder
+
+
+def planned_late(
+    deadline: datetime | None, first: datetime | None, planned_at: datetime
+) -> datetime | None:
+    """``deadline`` moved later by as long as the occurrence ``first`` waited to be planned
+    (it was planned, or still waits, at ``planned_at``); planned ahead moves nothing."""
+    if deadline is None or first is None:
+        return deadline
+    return deadline + max(planned_at - first, timedelta(0))
 
 
 def is_overdue(deadline: datetime | None, now: datetime) -> bool:

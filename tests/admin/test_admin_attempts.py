@@ -1,5 +1,6 @@
 """Attempts, dead letters and retries: read-only pages that stay cheap on huge tables."""
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -376,3 +377,67 @@ def test_attempts_search_joins_no_schedule_and_keeps_every_term(
     assert all("JOIN" not in sql.upper() for sql in searched)
     dead = admin_client.get(reverse("admin:django_cadence_deadletter_changelist"), {"q": "w-7"})
     assert [row.pk for row in dead.context["cl"].result_list] == [both.pk]
+
+
+def _fieldsets(html):
+    """(fieldset title, [field labels]) of an admin change page, in order."""
+    found = []
+    for block in re.findall(r"<fieldset.*?</fieldset>", html, flags=re.S):
+        title = re.search(r"<h2[^>]*>(.*?)</h2>", block, flags=re.S)
+        labels = re.findall(r"<label>(.*?):</label>", block)
+        found.append((title.group(1).strip() if title else None, labels))
+    return found
+
+
+def test_after_retry_the_page_labels_the_old_start_worker_and_error_as_the_last_trys(
+    admin_client, three
+):
+    """A dead letter retried by its page's button: pending, with a fresh set of tries. What
+    the attempt still holds of its tries is shown as the last try's, not as its own."""
+    dead = three["deadletter"]
+    response = admin_client.post(
+        reverse("admin:django_cadence_attempt_do", args=[dead.pk, "retry"])
+    )
+    assert response.status_code == 302
+    assert Attempt.objects.get(pk=dead.pk).status == "pending"
+
+    html = admin_client.get(change("attempt", dead)).content.decode()
+    sets = dict(_fieldsets(html))
+    assert sets["Timing"] == ["Retry at"]
+    assert sets["The last try"] == [
+        "Last try started",
+        "Last try&#x27;s worker",
+        "Last try&#x27;s error",
+    ]
+    assert "Worker and lease" not in sets
+    assert "Result" not in sets
+    assert "An earlier try's, not the next one's" in html
+    assert "RuntimeError: second failure" in html  # kept, under its label
+    assert "host-b:456" in html
+
+
+def test_a_running_retry_shows_its_own_start_and_worker_and_the_last_trys_error(
+    admin_client, three
+):
+    retry = three["retry"]
+    Attempt.objects.filter(pk=retry.pk).update(
+        status="running",
+        tries=2,
+        claim_token="t",
+        started_at=T0 + timedelta(hours=2),
+        lease_until=T0 + timedelta(hours=3),
+        worker="host-c:789",
+    )
+    sets = dict(_fieldsets(admin_client.get(change("attempt", retry)).content.decode()))
+    assert sets["Timing"] == ["Started"]
+    assert sets["Worker and lease"][0] == "Worker"
+    assert sets["The last try"] == ["Last try&#x27;s error"]
+
+
+def test_a_finished_attempt_shows_its_own_timing_worker_and_error(admin_client, three):
+    sets = dict(
+        _fieldsets(admin_client.get(change("attempt", three["deadletter"])).content.decode())
+    )
+    assert sets["Timing"] == ["Started", "Finished", "Took"]
+    assert sets["Result"] == ["Error"]
+    assert "The last try" not in sets

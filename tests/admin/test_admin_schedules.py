@@ -14,6 +14,7 @@ from django_cadence.admin.forms import executor_choices, restore_secrets
 from django_cadence.models import Attempt, Schedule
 from django_cadence.schedule.describe import describe_cron, describe_interval, describe_schedule
 from tests.admin.conftest import clock_reads
+from tests.support.attempts import failed_on_time
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CHANGELIST = reverse("admin:django_cadence_schedule_changelist")
@@ -434,6 +435,7 @@ def test_admin_schedule_overdue_badge_filter_and_silence(admin_client, make_sche
     now = timezone.now()
     minute = timedelta(minutes=1)
     silent = make_schedule(name="silent-sync", interval=minute, created_at=now - 10 * minute)
+    failed_on_time(silent)
     fine = make_schedule(name="fine-sync", interval=minute, created_at=now - 10 * minute)
     Attempt.objects.create(
         schedule=fine, occurrence_at=now - minute, status="succeeded", finished_at=now

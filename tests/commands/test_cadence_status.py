@@ -101,7 +101,7 @@ def test_status_command_prints_the_tables(fleet):
     assert "Schedules (3)" in text
     late = next(line for line in text.splitlines() if "late-sync" in line)
     assert "paused" in late
-    assert late.rstrip().endswith("5m")
+    assert late.split()[-2:] == ["5m", "-"]  # its lag; not overdue (paused)
     ok = next(line for line in text.splitlines() if "ok-report" in line)
     assert "succeeded" in ok
     assert "Failing: 1 schedule(s) with dead letters in the last 24 h" in text
@@ -141,7 +141,7 @@ def test_status_collect_query_count_does_not_grow_with_schedules(
 ):
     for _ in range(20):
         make_schedule()
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(7):
         collect(timezone.now())
 
 

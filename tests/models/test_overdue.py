@@ -13,6 +13,7 @@ from django_cadence.models.overdue import overdue, silences
 
 pytestmark = pytest.mark.django_db
 MINUTE = timedelta(minutes=1)
+SECOND = timedelta(seconds=1)
 LADDER = timedelta(seconds=10 + 20)  # CADENCE_MAX_ATTEMPTS 3, CADENCE_RETRY_BASE 10 s
 
 
@@ -53,7 +54,9 @@ def test_a_success_ends_the_silence_and_restarts_its_count(schedule_at, clock, e
     assert state.last_success_at == clock.now()
     assert state.overdue_at == clock.now() + 2 * MINUTE + LADDER
     Schedule.objects.filter(pk=schedule.pk).update(executor="tests.jobs.raise_permanent")
-    clock.advance(3 * MINUTE)
+    for _ in range(3):  # its next occurrences are planned on time, and fail
+        clock.advance(MINUTE)
+        engine.tick()
     assert _names(clock.now()) == ["ok"]
 
 
@@ -143,3 +146,48 @@ def test_the_probes_filter_finds_every_overdue_schedule_the_full_reading_finds(
             assert _names(now) == every, (step, ahead)
         clock.advance(MINUTE)
     assert _names(clock.now() + timedelta(days=3))  # the comparison saw overdue schedules
+
+
+def test_a_schedule_made_before_the_first_engine_is_not_overdue_when_it_starts(
+    schedule_at, clock, engine, sent
+):
+    """Seventy seconds between the schedule and the first engine: its first occurrences are
+    planned late, at the start, so its silence counts from there; still failing two periods
+    and its retries later, it is overdue then."""
+    start = clock.now()
+    schedule_at(name="early", executor="tests.jobs.raise_permanent", interval=15 * SECOND)
+    clock.advance(seconds=70)
+    engine.tick()  # plans the catch-up and runs it (every try fails), probes
+    assert _names(clock.now()) == []
+    assert sent == []
+    first_planned_late = timedelta(seconds=70 - 15)
+    nominal = start + 30 * SECOND + LADDER
+    (state,) = silences(clock.now())
+    assert state.overdue_at == nominal + first_planned_late
+    clock.advance(state.overdue_at - clock.now())
+    engine.tick()
+    assert _names(clock.now()) == []
+    clock.advance(seconds=1)
+    assert _names(clock.now()) == ["early"]
+    clock.advance(OVERDUE_PROBE)
+    engine.tick()
+    assert [e["schedule"] for e in sent] == ["early"]
+
+
+def test_an_occurrence_not_planned_yet_makes_nothing_overdue(schedule_at, clock):
+    """No engine has run it: the health checks say no worker runs, not that it is overdue."""
+    schedule_at(name="waiting", interval=MINUTE)
+    assert _names(clock.now() + timedelta(hours=5)) == []
+
+
+def test_a_schedule_overdue_before_an_outage_stays_overdue_after_it(schedule_at, clock, engine):
+    """Its first occurrence after its last success was planned on time and failed: the
+    engines' absence later forgives nothing."""
+    schedule_at(name="failing", executor="tests.jobs.raise_permanent", interval=MINUTE)
+    for _ in range(4):
+        clock.advance(MINUTE)
+        engine.tick()
+    assert _names(clock.now()) == ["failing"]
+    clock.advance(minutes=10)  # no engine
+    engine.tick()  # back: catches up, fails again
+    assert _names(clock.now()) == ["failing"]

@@ -104,7 +104,12 @@ def test_no_worker_while_work_is_due(client):
     assert status == 503
     assert body["status"] == "critical"
     assert _checks(body) == ["no_worker"]
-    assert "90 s" in body["reasons"][0]["message"]
+    assert body["reasons"][0]["message"].startswith(
+        "no worker is running while work is due: the last heartbeat was 600 s ago, at "
+    )
+    assert body["reasons"][0]["message"].endswith(
+        "UTC, from a worker that did not stop (killed, frozen or cut off)"
+    )
     code, out = _command()
     assert code == 2
     assert out.splitlines()[0].startswith("CADENCE CRITICAL - no_worker: ")
@@ -150,6 +155,29 @@ def test_overdue_schedules_warn_without_naming_them_in_the_view(client):
         "CADENCE WARNING - overdue: 1 schedule(s) overdue: no success for longer than they may"
     )
     assert "overdue schedule: silent-export" in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_status_marks_overdue_schedules_in_a_process_as_check_names_them():
+    """``cadence_status`` and its ``--json`` mark what ``--check`` names."""
+    _worker()
+    _schedule("silent-export", created_ago=timedelta(hours=3))
+    _schedule("hourly")  # not overdue
+    env = child_env(database_env(), {"CADENCE_LEASE": 30, "CADENCE_MAX_TICK": 10})
+    plain = run_django("cadence_status", "--settings=tests.settings", env=env, timeout=60)
+    assert plain.returncode == 0, plain.stderr
+    lines = plain.stdout.splitlines()
+    assert lines[1].split()[-1] == "OVERDUE"
+    silent = next(line for line in lines if line.startswith("  silent-export"))
+    hourly = next(line for line in lines if line.startswith("  hourly"))
+    assert silent.split()[-2] == "for"
+    assert hourly.split()[-1] == "-"
+    assert "Overdue: 1 schedule(s) gone longer without a success than they may" in lines
+    as_json = run_django("cadence_status", "--json", "--settings=tests.settings", env=env)
+    schedules = {s["name"]: s for s in json.loads(as_json.stdout)["schedules"]}
+    assert schedules["silent-export"]["overdue"] is True
+    assert schedules["silent-export"]["overdue_since"] is not None
+    assert (schedules["hourly"]["overdue"], schedules["hourly"]["overdue_since"]) == (False, None)
 
 
 def test_stuck_threads_warn(client):

@@ -186,6 +186,72 @@ def test_reconcile_paused_schedule_removed_and_declared_again_stays_paused(setti
     assert schedule.pause_reason == "operator says no"
 
 
+def test_reconcile_start_paused_creates_the_schedule_paused_with_its_reason(settings):
+    settings.CADENCE_SCHEDULES = {
+        "nightly": {**NIGHTLY, "start_paused": "disabled in django-celery-beat"},
+        "hourly": {**NIGHTLY, "cron": "@hourly", "start_paused": True},
+        "daily": {**NIGHTLY, "cron": "@daily", "start_paused": False},
+    }
+    result = sync()
+    rows = {s.name: (s.enabled, s.pause_reason) for s in Schedule.objects.all()}
+    assert rows == {
+        "nightly": (False, "disabled in django-celery-beat"),
+        "hourly": (
+            False,
+            "start_paused in CADENCE_SCHEDULES['hourly']: resume it when it should run",
+        ),
+        "daily": (True, ""),
+    }
+    assert "+ created nightly (cron '0 3 * * *', tests.jobs.echo; paused: disabled in " in (
+        "\n".join(result.lines())
+    )
+
+
+def test_reconcile_start_paused_never_undoes_the_operators_resume_or_pause(settings):
+    """Read only when the schedule is created: after that, pause and resume are the
+    operator's, and a deploy that still (or newly) says start_paused changes nothing."""
+    settings.CADENCE_SCHEDULES = {"nightly": {**NIGHTLY, "start_paused": True}}
+    sync()
+    services.resume("nightly")
+    assert sync(NOW + timedelta(hours=1)).changes == []
+    assert Schedule.objects.get(name="nightly").enabled
+    services.pause("nightly", "operator says no")
+    settings.CADENCE_SCHEDULES = {"nightly": {**NIGHTLY, "start_paused": False}}
+    assert sync(NOW + timedelta(hours=2)).changes == []
+    assert Schedule.objects.get(name="nightly").pause_reason == "operator says no"
+    services.resume("nightly")
+    settings.CADENCE_SCHEDULES = {"nightly": {**NIGHTLY, "start_paused": "now paused?"}}
+    assert sync(NOW + timedelta(hours=3)).changes == []
+    assert Schedule.objects.get(name="nightly").enabled
+
+
+def test_reconcile_start_paused_schedule_back_in_code_stays_paused(settings):
+    """Gone from code (disabled by the sync), then declared again with start_paused: it comes
+    back paused with the declared reason, not enabled."""
+    settings.CADENCE_SCHEDULES = {"nightly": NIGHTLY}
+    sync()
+    settings.CADENCE_SCHEDULES = {}
+    sync()
+    settings.CADENCE_SCHEDULES = {"nightly": {**NIGHTLY, "start_paused": "not yet"}}
+    result = sync(NOW + timedelta(days=1))
+    schedule = Schedule.objects.get(name="nightly")
+    assert (schedule.enabled, schedule.pause_reason) == (False, "not yet")
+    assert schedule.removed_from_code_at is None
+    assert result.lines()[-1] == ("~ kept paused nightly: declared in code again with start_paused")
+
+
+@pytest.mark.parametrize("value", [1, "", "   ", None, ["x"]])
+def test_reconcile_start_paused_must_be_a_bool_or_a_reason(settings, value):
+    settings.CADENCE_SCHEDULES = {"nightly": {**NIGHTLY, "start_paused": value}}
+    with pytest.raises(InvalidDeclarations) as excinfo:
+        sync()
+    assert (
+        "start_paused: must be True, False or the pause reason to show (a string), "
+        f"not {value!r}." in str(excinfo.value)
+    )
+    assert not Schedule.objects.exists()
+
+
 def test_reconcile_adopts_a_schedule_made_in_the_admin(settings, make_schedule):
     make_schedule(name="nightly", kind="cron", cron="0 3 * * *", interval=None)
     settings.CADENCE_SCHEDULES = {"nightly": NIGHTLY}
@@ -221,8 +287,8 @@ def test_reconcile_dry_run_writes_nothing(settings, make_schedule):
     lock_before = list(Lock.objects.values_list("name", "acquired_at"))
     result = sync(NOW + timedelta(hours=1), dry_run=True)
     assert result.lines() == [
-        "+ created new (every 60s, tests.jobs.noop)",
-        "~ updated nightly cron: '0 3 * * *' -> '0 5 * * *'",
+        "+ would create new (every 60s, tests.jobs.noop)",
+        "~ would update nightly cron: '0 3 * * *' -> '0 5 * * *'",
     ]
     assert list(Schedule.objects.values_list("name", "cron")) == [("nightly", "0 3 * * *")]
     assert list(Lock.objects.values_list("name", "acquired_at")) == lock_before
@@ -328,7 +394,7 @@ def test_cadence_sync_prints_the_diff_and_summary(settings):
     settings.CADENCE_SCHEDULES = {}
     call_command("cadence_sync", "--dry-run", stdout=out)
     assert out.getvalue().splitlines() == [
-        "- disabled nightly: no longer declared in code",
+        "- would disable nightly: no longer declared in code",
         "dry run: 0 would be created, 0 would be updated, 1 would be disabled, 0 unchanged",
     ]
     assert Schedule.objects.get(name="nightly").enabled

@@ -1,6 +1,7 @@
 """``manage.py cadence_import`` as a user runs it, in a subprocess against a project's settings."""
 
 import pytest
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from benchmarks.fleet import database_env
 from django_cadence.models import Schedule
@@ -46,3 +47,35 @@ def test_command_settings_block_and_a_source_not_installed():
     env_ok = cadence_import("django-q")
     assert env_ok.returncode == 0, env_ok.stderr
     assert "django-q: 0 to create" in env_ok.stdout
+
+
+def test_pasted_settings_block_keeps_beats_pause_and_the_schedules_above_it(tmp_path):
+    """The block pasted below a project's CADENCE_SCHEDULES, then ``cadence_sync``: the
+    schedules declared there stay, beat's disabled task is created paused, and a schedule the
+    operator resumes stays resumed at the next deploy."""
+    hourly = IntervalSchedule.objects.create(every=1, period=IntervalSchedule.HOURS)
+    PeriodicTask.objects.create(
+        name="dormant", task="tests.peers.tasks.ping", interval=hourly, enabled=False
+    )
+    block = cadence_import("celery-beat", "--settings-block")
+    assert block.returncode == 0, block.stderr
+    assert "    'start_paused': 'disabled in django-celery-beat',\n" in block.stdout
+    (tmp_path / "pasted_settings.py").write_text(
+        "from tests.peers.settings import *  # noqa: F403\n"
+        "CADENCE_SCHEDULES = {'mine': {'interval': 60, 'executor': 'tests.jobs.noop'}}\n"
+        f"{block.stdout}"
+    )
+    env = {**database_env(), "DJANGO_SETTINGS_MODULE": "pasted_settings"}
+    env["PYTHONPATH"] = str(tmp_path)
+    synced = run_django("cadence_sync", env=env)
+    assert synced.returncode == 0, synced.stderr
+    assert "5 created" in synced.stdout
+    rows = {s.name: (s.enabled, s.pause_reason) for s in Schedule.objects.all()}
+    assert rows["mine"] == (True, "")
+    assert rows["dormant"] == (False, "disabled in django-celery-beat")
+    assert rows["weekday-report"] == (True, "")
+
+    Schedule.objects.filter(name="dormant").update(enabled=True, pause_reason="")  # resumed
+    again = run_django("cadence_sync", env=env)
+    assert "0 created, 0 updated, 0 disabled, 5 unchanged" in again.stdout
+    assert Schedule.objects.get(name="dormant").enabled

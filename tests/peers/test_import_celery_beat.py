@@ -269,12 +269,31 @@ def test_import_settings_block_is_python_that_cadence_schedules_accepts():
     namespace: dict[str, object] = {}
     exec(compile(block, "settings.py", "exec"), namespace)  # as a settings module runs it
     schedules = namespace["CADENCE_SCHEDULES"]
-    body = block.split("CADENCE_SCHEDULES = ", 1)[1].split("\n}\n", 1)[0] + "\n}"
-    assert ast.literal_eval(body) == schedules  # plain literals only
+    (assignment,) = ast.parse(block).body
+    values = assignment.value.values[1:]  # after the merge of what was there
+    assert [ast.literal_eval(value) for value in values] == list(schedules.values())
     assert set(schedules) == {"weekday-report", "every-30-seconds", "every-ten-minutes"}
     for name, fields in schedules.items():
         build(Declaration(name, "pasted", fields))  # raises DeclarationError if not accepted
     assert "    # options['queue']='slow': no queues here" in block
+
+
+def test_import_settings_block_keeps_the_schedules_declared_above_it(settings):
+    """Pasted below a CADENCE_SCHEDULES, the block adds to it; a name that code declares
+    already is left out (the declaration stays as it is), saying where it is declared."""
+    mine = {"interval": 60, "executor": "tests.jobs.noop"}
+    settings.CADENCE_SCHEDULES = {"mine": mine, "every-30-seconds": mine}
+    block = importers.plan("celery-beat").settings_block()
+    namespace: dict[str, object] = {}
+    pasted = f"CADENCE_SCHEDULES = {settings.CADENCE_SCHEDULES!r}\n{block}"
+    exec(compile(pasted, "settings.py", "exec"), namespace)
+    schedules = namespace["CADENCE_SCHEDULES"]
+    assert list(schedules) == ["mine", "every-30-seconds", "weekday-report", "every-ten-minutes"]
+    assert schedules["every-30-seconds"] == mine
+    assert (
+        "# Left out: every-30-seconds is declared already, in "
+        "CADENCE_SCHEDULES['every-30-seconds']." in block
+    )
 
 
 def test_imported_bound_task_runs_with_its_payload():

@@ -49,3 +49,14 @@ def test_a_rule_with_nothing_left_is_never_overdue():
     # Before it ran, its one occurrence (and its retries) bound the silence.
     before = silence.overdue_at(once, T0 - HOUR, max_silence=None, ladder=HOUR)
     assert before == T0 + HOUR
+
+
+def test_a_deadline_moves_by_as_long_as_the_first_occurrence_waited_to_be_planned():
+    deadline = T0 + 3 * HOUR
+    first = T0 + HOUR
+    assert silence.planned_late(deadline, first, first) == deadline  # on its instant
+    assert silence.planned_late(deadline, first, first - timedelta(seconds=1)) == deadline
+    late = first + timedelta(minutes=7)
+    assert silence.planned_late(deadline, first, late) == deadline + timedelta(minutes=7)
+    assert silence.planned_late(None, first, late) is None
+    assert silence.planned_late(deadline, None, late) == deadline

@@ -45,3 +45,25 @@ def wait_for_status(schedule, *statuses: str, timeout: float = 15.0, **extra: An
         timeout=timeout,
         message=f"an attempt of {schedule.name} in {statuses} {extra or ''}",
     )
+
+
+def failed_on_time(schedule):
+    """Record that the engine planned ``schedule``'s first occurrence on its instant and
+    that it was dead-lettered: the schedule had its chance (overdue counts from there)."""
+    from datetime import timedelta
+
+    from django_cadence.models import Attempt, Schedule
+    from django_cadence.schedule import specs
+
+    first = specs.next_occurrence(schedule.spec(), schedule.enabled_at or schedule.created_at)
+    Attempt.objects.create(
+        schedule=schedule,
+        occurrence_at=first,
+        status="dead_letter",
+        tries=3,
+        finished_at=first + timedelta(seconds=1),
+        created_at=first,
+        error="RuntimeError: down",
+    )
+    Schedule.objects.filter(pk=schedule.pk).update(last_run_at=first)
+    schedule.refresh_from_db()

@@ -57,7 +57,7 @@ class Command(BaseCommand):
         except ImportError as exc:
             raise CommandError(f"{source} cannot be read here: {exc}") from None
         if options["settings_block"]:
-            self.stdout.write(plan.settings_block(), ending="")
+            self.stdout.write(plan.settings_block(paused=options["paused"]), ending="")
             return
         for line in plan.lines(paused=options["paused"]):
             self.stdout.write(line)

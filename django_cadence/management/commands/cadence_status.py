@@ -1,10 +1,11 @@
 """``manage.py cadence_status [--json] [--check]``: schedules, failures, workers and the queue
 at a glance; with ``--check``, the health checks in the convention of monitoring plugins.
 
-Per schedule: enabled, next run, last outcome, and lag (how long the oldest ready attempt has
-waited to start). Then the schedules with dead letters in the last 24 hours, the live and lost
-workers (silent for more than 3 x max(CADENCE_LEASE, CADENCE_MAX_TICK)), the queue depth, and
-the open episodes of the notifications (``CADENCE_NOTIFY``).
+Per schedule: enabled, next run, last outcome, lag (how long the oldest ready attempt has
+waited to start) and whether it is overdue. Then the schedules with dead letters in the last
+24 hours, the live and lost workers (silent for more than 3 x max(CADENCE_LEASE,
+CADENCE_MAX_TICK), or whose session lock is gone), when the last one stopped if none is live,
+the queue depth, and the open episodes of the notifications (``CADENCE_NOTIFY``).
 
 ``--check`` prints a one-line summary, then one line per reason (``ops/health.py``), and
 exits 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN: the database did not answer), as
@@ -93,10 +94,17 @@ def render(report: StatusReport) -> list[str]:
             if s.last_status
             else "-",
             _seconds(s.lag_seconds),
+            f"for {_seconds((report.now - s.overdue_since).total_seconds())}"
+            if s.overdue_since
+            else "-",
         )
         for s in report.schedules
     ]
-    lines += _table(("NAME", "ENABLED", "SOURCE", "NEXT RUN", "LAST OUTCOME", "LAG"), rows)
+    header = ("NAME", "ENABLED", "SOURCE", "NEXT RUN", "LAST OUTCOME", "LAG", "OVERDUE")
+    lines += _table(header, rows)
+    late = sum(s.overdue for s in report.schedules)
+    if late:
+        lines.append(f"Overdue: {late} schedule(s) gone longer without a success than they may")
     lines.append("")
     lines.append(f"Failing: {len(report.failing)} schedule(s) with dead letters in the last 24 h")
     for f in report.failing:
@@ -109,10 +117,10 @@ def render(report: StatusReport) -> list[str]:
     live = [w for w in report.workers if w.state == "live"]
     lost = [w for w in report.workers if w.state == "lost"]
     lines.append("")
-    lines.append(f"Workers: {len(live)} live, {len(lost)} lost")
+    lines.append(f"Workers: {len(live)} live, {len(lost)} lost{_last_stop(report, live)}")
     worker_rows = [
         (
-            w.state,
+            "lost (session gone)" if w.session_gone else w.state,
             escape_control(w.worker_id),
             escape_control(w.host),
             str(w.pid),
@@ -135,6 +143,15 @@ def render(report: StatusReport) -> list[str]:
     ]
     lines += _table(("EVENT", "ON", "SINCE", "COUNT", "LATEST"), episode_rows)
     return lines
+
+
+def _last_stop(report: StatusReport, live: Sequence[object]) -> str:
+    """When no worker is live, when the last one to stop cleanly stopped."""
+    stopped = report.last_stopped_at
+    if live or stopped is None:
+        return ""
+    ago = _seconds((report.now - stopped).total_seconds())
+    return f"; the last worker to stop stopped {ago} ago, at {_at(stopped)}"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

@@ -11,7 +11,6 @@ against ours and any difference is shown.
 
 from __future__ import annotations
 
-import pprint
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +24,8 @@ from ...models import Schedule
 from ...schedule.describe import format_in_zone, zone
 from .. import declarations
 from ..reconcile import describe, differences, show
+from . import block
+from .block import escaped
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Entry:
     differences: list[tuple[str, Any, Any]] = field(default_factory=list)
     upcoming: list[datetime] = field(default_factory=list)  # our next firings
     check: str = ""  # how they compare with the source's own
+    declared_in: str = ""  # where code declares this name already, if it does
 
 
 @dataclass
@@ -75,25 +77,26 @@ class ImportPlan:
         out: list[str] = []
         for entry in self.entries:
             found = entry.found
+            name, origin = escaped(found.name), escaped(found.origin)
             if entry.action == "create":
-                state = _state(found, paused)
-                out.append(f"+ {found.name} ({describe(entry.candidate)}){state}")
-                out.append(f"    from {found.origin}")
-                out.extend(f"    {key} = {show(value)}" for key, value in _shown(found))
+                state = escaped(_state(found, paused))
+                out.append(f"+ {name} ({escaped(describe(entry.candidate))}){state}")
+                out.append(f"    from {origin}")
+                out.extend(f"    {key} = {escaped(show(value))}" for key, value in _shown(found))
                 out.extend(_next_lines(entry))
             elif entry.action == "unchanged":
-                out.append(f"= {found.name}: already imported, unchanged")
+                out.append(f"= {name}: already imported, unchanged")
             else:
-                out.append(f"! {found.name}: a schedule of this name exists and differs; kept:")
+                out.append(f"! {name}: a schedule of this name exists and differs; kept:")
                 out.extend(
-                    f"    {name}: {show(ours)} here, {show(theirs)} in {found.origin}"
-                    for name, ours, theirs in entry.differences
+                    f"    {field}: {escaped(show(ours))} here, {escaped(show(theirs))} in {origin}"
+                    for field, ours, theirs in entry.differences
                 )
             if entry.action != "unchanged":
-                out.extend(f"    note: {note}" for note in found.notes)
+                out.extend(f"    note: {escaped(note)}" for note in found.notes)
         for refused in self.refused:
-            out.append(f"x {refused.name}: not imported: {refused.reason}")
-            out.append(f"    from {refused.origin}")
+            out.append(f"x {escaped(refused.name)}: not imported: {escaped(refused.reason)}")
+            out.append(f"    from {escaped(refused.origin)}")
         return out
 
     def summary(self, *, written: bool) -> str:
@@ -106,26 +109,17 @@ class ImportPlan:
             f"{differs} differing (kept), {len(self.refused)} refused{tail}"
         )
 
-    def settings_block(self) -> str:
+    def settings_block(self, *, paused: bool = False) -> str:
         """``CADENCE_SCHEDULES = {...}``: every importable schedule, plain Python to paste.
 
-        What a declaration cannot say (a pause: the operator's, not code's) and what has no
-        equivalent are comments above the schedule they concern.
+        A schedule the source had disabled (every one, with ``paused``) is declared
+        ``start_paused``; what has no equivalent is a comment above the schedule it concerns.
         """
-        lines = [f"# Imported from {self.source}.", "CADENCE_SCHEDULES = {"]
-        for entry in self.entries:
-            found = entry.found
-            if found.paused_reason:
-                lines.append(f"    # {found.paused_reason}: pause it after the first cadence_sync.")
-            lines.extend(f"    # {note}" for note in found.notes)
-            lines.append(f"    {found.name!r}: {{")
-            for key, value in found.fields.items():
-                shown = pprint.pformat(value, width=80, sort_dicts=False)
-                lines.append(f"        {key!r}: {shown},")
-            lines.append("    },")
-        lines.append("}")
-        lines.extend(f"# Not imported: {r.name}: {r.reason}" for r in self.refused)
-        return "\n".join([*lines, ""])
+        return block.render(self, paused_reason=self.paused_reason() if paused else "")
+
+    def paused_reason(self) -> str:
+        """The pause reason of what ``--paused`` imports."""
+        return f"imported paused from {self.source}: resume it when the old one is off"
 
 
 def _state(found: Found, paused: bool) -> str:
@@ -174,6 +168,7 @@ def build_plan(
     now = now or timezone.now()
     using = store.alias_or_refuse(using)
     plan = ImportPlan(source, refused=list(refused))
+    declared = {d.name: d.origin for d in declarations.collect()[0]}
     seen: set[str] = set()
     named = Schedule.objects.using(using).filter(name__in=[item.name for item in found])
     rows = {row.name: row for row in named}
@@ -187,18 +182,17 @@ def build_plan(
                 declarations.Declaration(item.name, item.origin, item.fields)
             )
         except declarations.DeclarationError as exc:
-            details = "; ".join(f"{k}: {' '.join(v)}" for k, v in sorted(exc.errors.items()))
-            plan.refused.append(Refused(item.name, item.origin, details))
+            plan.refused.append(Refused(item.name, item.origin, exc.details))
             continue
         row = rows.get(item.name)
         if row is None:
             entry = Entry(item, "create", candidate)
             _compare(entry, now)
-            plan.entries.append(entry)
-            continue
-        changed = differences(row, candidate)
-        action = "differs" if changed else "unchanged"
-        plan.entries.append(Entry(item, action, candidate, changed))
+        else:
+            changed = differences(row, candidate)
+            entry = Entry(item, "differs" if changed else "unchanged", candidate, changed)
+        entry.declared_in = declared.get(item.name, "")
+        plan.entries.append(entry)
     return plan
 
 
@@ -209,9 +203,7 @@ def write(plan: ImportPlan, *, paused: bool, using: str | None = None) -> list[S
     for entry in plan.creates():
         schedule = entry.candidate
         schedule.code_owned = False  # made by an import: the admin's, until code declares it
-        reason = entry.found.paused_reason
-        if paused and not reason:
-            reason = f"imported paused from {plan.source}: resume it when the old one is off"
+        reason = entry.found.paused_reason or (plan.paused_reason() if paused else "")
         if reason:
             schedule.enabled, schedule.pause_reason = False, reason
         with transaction.atomic(using=using):

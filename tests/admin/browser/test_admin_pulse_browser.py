@@ -55,7 +55,7 @@ def test_the_warning_banner_when_no_worker_runs_while_work_is_due(page, shoot):
     page.goto(f"{ADMIN}/schedule/")
     banner = page.locator(".cadence-pulse")
     expect(banner.locator('[data-check="no_worker"]')).to_contain_text(
-        "No worker has shown a heartbeat"
+        "No worker is running while work is due: the last heartbeat was"
     )
     expect(banner.locator('[data-check="backlog"]')).to_contain_text("Due work has waited")
     shoot("pulse-warning")
