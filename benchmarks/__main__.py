@@ -5,6 +5,7 @@
     python -m benchmarks compare W1 W2 W3 [--quick] [--peers apscheduler,procrastinate,...]
     python -m benchmarks peers [--setup]
     python -m benchmarks floor
+    python -m benchmarks cron
     python -m benchmarks admin [--db postgresql|mysql|sqlite] [--sizes 10000,1000000] [--repeat N]
     python -m benchmarks recovery [--db postgresql|mysql|sqlite] [--kills 20] [--database NAME]
 
@@ -168,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     cmp.add_argument("--peers", default=None, help="comma-separated subset of the peers")
     sub.add_parser("floor", help="W2's floor: its job bodies on bare threads (PostgreSQL)")
+    sub.add_parser("cron", help="the cron math per call: never-firing refusals, next instants")
     peers = sub.add_parser("peers", help="list the peers; --setup makes their virtualenvs")
     peers.add_argument("--setup", action="store_true")
     adm = sub.add_parser("admin", help="admin page times with 10^4 and 10^6 attempts")
@@ -180,7 +182,11 @@ def main(argv: list[str] | None = None) -> None:
     rec.add_argument("--database", default="cadence_recovery", help="made afresh")
     args = parser.parse_args(argv)
 
-    if args.command == "floor":
+    if args.command == "cron":
+        from .cron import main as cron
+
+        cron()
+    elif args.command == "floor":
         _setup_django("postgresql")
         from .floor import main as floor
 

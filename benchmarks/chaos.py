@@ -16,7 +16,8 @@ ends at that instant, and a finisher runs what is left until nothing is pending 
 Then :mod:`benchmarks.chaos_checks` reads the record: lost, duplicated and double-claimed
 occurrences, serial overlaps, orphan recovery times, extra executions, atomic effects; and,
 from what the jobs themselves recorded (each execution's start and end, in a file per worker
-under ``executions/`` of the run's folder), executions that overlapped.
+under ``executions/`` of the run's folder), executions that overlapped or started before
+their instant.
 
 ``--embedded-writers N`` is the SQLite embedded case: one engine beside N threads writing
 through the ORM as a web application would, no kills; the figure is "database is locked"
@@ -647,6 +648,12 @@ def goals(report: dict[str, Any], options: Options) -> list[dict[str, Any]]:
             report["executions"]["attempt_overlaps"] == 0,
         ),
         (
+            "executions started before their instant (jobs' records)",
+            report["executions"]["started_early"],
+            "0",
+            report["executions"]["started_early"] == 0,
+        ),
+        (
             "serial overlaps (jobs' records, > 200 ms)",
             report["executions"]["serial_overlaps"],
             "0",
@@ -755,7 +762,8 @@ def render(report: dict[str, Any]) -> str:
             f"{executed['cut_off']} cut off by a kill or the stop "
             f"({executed['cut_off_and_run_again']} run again); worst overlap of one attempt "
             f"{executed['attempt_worst_s']:.3f} s, of a serial schedule "
-            f"{executed['serial_worst_s']:.3f} s"
+            f"{executed['serial_worst_s']:.3f} s; {executed['started_early']} started before "
+            "their instant"
         ),
         f"logs: {report['logs']}",
     ]

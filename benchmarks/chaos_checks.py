@@ -223,6 +223,7 @@ class Execution:
     schedule: str
     try_number: int
     pid: int
+    occurrence: float  # the instant of its occurrence, as a timestamp
     start: float
     end: float
     cut_off: bool
@@ -258,6 +259,7 @@ def executions(lines: Iterable[Mapping[str, Any]], gone_at: Mapping[int, float])
                 schedule=str(line["schedule"]),
                 try_number=int(line["try"]),
                 pid=int(line["pid"]),
+                occurrence=float(line["occurrence"]),
                 start=float(line["start"]),
                 end=end if end is not None else gone_at.get(int(line["pid"]), math.inf),
                 cut_off=end is None,
@@ -292,11 +294,30 @@ def overlapping(
     return {"overlaps": count, "worst_s": worst, "examples": examples[:10]}
 
 
+def started_early(runs: Iterable[Execution]) -> dict[str, Any]:
+    """Executions that started before the instant of their occurrence (invariant 6), by the
+    job's own reading of the clock: no slack, since the engine starts a try only once its
+    estimate of the server's clock, never ahead of it, reads the instant, and the server runs
+    on this host's clock. The worst as seconds before the instant (0 when none)."""
+    early = sorted((run for run in runs if run.start < run.occurrence), key=lambda e: e.start)
+    return {
+        "count": len(early),
+        "worst_s": max((run.occurrence - run.start for run in early), default=0.0),
+        "examples": [
+            f"{run.schedule} attempt {run.attempt} try {run.try_number} (pid {run.pid}) "
+            f"started {run.occurrence - run.start:.6f} s before its occurrence"
+            for run in early[:10]
+        ],
+    }
+
+
 def execution_overlaps(runs: list[Execution], serial_schedules: set[str]) -> dict[str, Any]:
     """From the jobs' own records: two live executions of one attempt, and two executions
-    of one serial schedule at once (beyond :data:`CLOCK_SLACK` either way); and how many
-    executions were cut off by their worker's death, and of those how many ran again."""
+    of one serial schedule at once (beyond :data:`CLOCK_SLACK` either way); executions that
+    started before their instant; and how many executions were cut off by their worker's
+    death, and of those how many ran again."""
     by_attempt = overlapping(runs, lambda e: e.attempt)
+    early = started_early(runs)
     serial = overlapping([e for e in runs if e.schedule in serial_schedules], lambda e: e.schedule)
     last_start: dict[int, float] = {}
     for e in runs:
@@ -312,7 +333,9 @@ def execution_overlaps(runs: list[Execution], serial_schedules: set[str]) -> dic
         "serial_overlaps": serial["overlaps"],
         "serial_worst_s": serial["worst_s"],
         "slack_s": CLOCK_SLACK.total_seconds(),
-        "examples": (by_attempt["examples"] + serial["examples"])[:10],
+        "started_early": early["count"],
+        "started_early_worst_s": early["worst_s"],
+        "examples": (early["examples"] + by_attempt["examples"] + serial["examples"])[:10],
     }
 
 

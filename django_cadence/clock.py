@@ -41,18 +41,18 @@ class DatabaseClock:
 
     Between readings the local monotonic clock measures the time elapsed since the last one:
     a busy engine asks for *now* several times a tick, and a round trip for each would cost
-    more than the tick's real work. Monotonic time never jumps with the host's wall clock,
-    and its drift over a few seconds is at most a millisecond, so hosts still agree on *now*
-    through the database.
+    more than the tick's real work. Monotonic time never jumps with the host's wall clock.
+    It may run faster than the server's clock, by at most ``MAX_DRIFT``, so the elapsed time
+    is counted at that slowest rate (``CARRY_RATE``): a reading is a lower bound of the
+    server's time, and so is every estimate carried from it (invariant 6: never early). It
+    costs at most a millisecond by the end of a window.
 
-    A reading is a lower bound of the server's time at the end of its round trip, stale by up
-    to the round trip, which a busy interpreter can stretch to milliseconds. The estimate
-    kept is the tighter of two lower bounds: the new reading, or the previous estimate carried
-    forward at the slowest rate the two clocks can differ by (``MAX_DRIFT``), so that carrying
-    it from reading to reading never adds up drift. So the estimate is never ahead of the
-    server (invariant 6: never early), and one slow reading does not set every start behind by
-    its delay until the next. A previous estimate beyond the new reading's round trip means
-    the server's clock was set back: the reading is taken.
+    A reading is stale by up to its round trip, which a busy interpreter can stretch to
+    milliseconds. The estimate kept is the tighter of two lower bounds: the new reading, or
+    the previous estimate carried forward, so that carrying it from reading to reading never
+    adds up drift, and one slow reading does not set every start behind by its delay until
+    the next. A previous estimate beyond the new reading's round trip means the server's
+    clock was set back: the reading is taken.
 
     A reading that fails (the server restarts, the connection was cut) leaves the estimate
     carried at that slowest rate, still never ahead of the server, and the next reading waits
@@ -65,7 +65,7 @@ class DatabaseClock:
     # How much faster than the server's clock the monotonic clock may run, per second: well
     # above the drift of a crystal (tens of parts per million) and of a clock kept by NTP.
     MAX_DRIFT = 200e-6
-    CARRY_RATE = 1 - MAX_DRIFT  # an estimate carried past a reading counts seconds so
+    CARRY_RATE = 1 - MAX_DRIFT  # an estimate counts the seconds since its reading so
 
     def __init__(self, using: str | None = None, resync: float = 5.0) -> None:
         self.using = using or store.alias()
@@ -78,13 +78,14 @@ class DatabaseClock:
         synced = self._synced
         if synced is None:
             return self.sync()
-        elapsed = time.monotonic() - synced[0]
+        at = time.monotonic()
+        elapsed = at - synced[0]
         # While another thread reads the server's clock, the others carry the estimate
         # (for one more window at most) rather than queue a round trip each behind it: a
         # burst of tries would otherwise all read it at once.
         syncing = elapsed < 2 * self.resync and self._syncing.locked()
         if elapsed >= 0 and (elapsed < self.resync or syncing):
-            return synced[1] + timedelta(seconds=elapsed)
+            return self._carry(synced, at)
         failed = self._failed_at
         if failed is None or time.monotonic() - failed >= self.resync:
             with contextlib.suppress(DatabaseError):
@@ -98,21 +99,18 @@ class DatabaseClock:
         The engine's thread keeps the reading fresh (``refresh``, each tick); the start timer
         and the try threads read this, so a server that hangs (an unreachable host, a cut
         network) holds none of them on an instant: only the engine's thread waits on it.
-        Past the window the estimate is carried at the slowest rate, never ahead of the
-        server (invariant 6).
+        Past the window the estimate is carried on at the same slowest rate, never ahead of
+        the server (invariant 6).
         """
         synced = self._synced
         if synced is None:
             return self.now()
-        elapsed = time.monotonic() - synced[0]
-        if 0 <= elapsed < self.resync:
-            return synced[1] + timedelta(seconds=elapsed)
         return self._carry(synced, time.monotonic())
 
     @classmethod
     def _carry(cls, reading: tuple[float, datetime], until: float) -> datetime:
         """``reading`` carried to the monotonic instant ``until`` at the slowest rate: a lower
-        bound of the server's time then, however long ago it was read."""
+        bound of the server's time then, however long ago it was read (or how recently)."""
         return reading[1] + timedelta(seconds=(until - reading[0]) * cls.CARRY_RATE)
 
     def refresh(self, within: float) -> None:

@@ -6,6 +6,48 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# A property is about values: no example fails for taking long on a loaded machine (the
+# default deadline is 200 ms). Speed is measured in benchmarks/.
+hypothesis_settings.register_profile("cadence", deadline=None)
+hypothesis_settings.load_profile("cadence")
+
+# The tests marked ``servers`` (row locks, session locks, deadlocks) and the nodes of those
+# that were skipped for it on SQLite, for the summary line.
+SERVERS_ONLY = pytest.StashKey[set[str]]()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the tests marked ``servers`` when the database is SQLite, saying why."""
+    from django.db import connection
+
+    skipped = config.stash.setdefault(SERVERS_ONLY, set())
+    if connection.vendor != "sqlite":
+        return
+    for item in items:
+        marker = item.get_closest_marker("servers")
+        if marker is not None:
+            what = marker.args[0] if marker.args else "PostgreSQL and MariaDB"
+            item.add_marker(pytest.mark.skip(reason=f"needs PostgreSQL or MariaDB: {what}"))
+            skipped.add(item.nodeid)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter, config):
+    """A run on SQLite says how many tests it skipped for want of a server, and how to run
+    them, rather than leave a green run that never ran them: last, under the skips listed."""
+    yield
+    nodes = config.stash.get(SERVERS_ONLY, set())
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.nodeid in nodes]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} test(s) skipped because the database is SQLite: they need "
+            "PostgreSQL or MariaDB. Run them with CADENCE_TEST_DB=postgresql (or mysql) "
+            "pytest, or make test-postgresql test-mysql.",
+            yellow=True,
+            bold=True,
+        )
 
 
 @pytest.fixture

@@ -1,6 +1,9 @@
 """Executors for the whole test suite, allowed by ``CADENCE_EXECUTORS = ["tests.jobs.*"]``.
 
-Module-level, simple and deterministic, so a child process can import them by path too.
+Module-level, simple and deterministic, so a child process can import them by path too. The
+fleet's jobs (``noop``, ``sleep_for``, ``fail_n_times``, ``raise_error``, ``raise_permanent``)
+record each execution themselves, as the chaos harness's do, when ``CADENCE_TEST_EXECUTIONS``
+names a directory (``benchmarks.chaos_app.jobs.execution_record``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from benchmarks.chaos_app.jobs import sleep_or_cancel
+from benchmarks.chaos_app.jobs import execution_record, sleep_or_cancel
 from django_cadence.exceptions import Permanent
 from django_cadence.executors.registry import job
 
@@ -28,7 +31,8 @@ GATE = threading.Event()
 
 
 def noop(context: Any = None, **kwargs: Any) -> None:
-    return None
+    with execution_record(context):
+        return None
 
 
 def echo(**kwargs: Any) -> dict[str, Any]:
@@ -54,7 +58,8 @@ async def async_with_context(context: Any) -> dict[str, Any]:
 
 
 def raise_permanent(context: Any = None, **kwargs: Any) -> None:
-    raise Permanent("permanent failure")
+    with execution_record(context):
+        raise Permanent("permanent failure")
 
 
 def call_sys_exit(code: int = 3) -> None:
@@ -72,12 +77,14 @@ async def cancelled_async() -> None:
 
 
 def raise_error(message: str = "boom", context: Any = None) -> None:
-    raise RuntimeError(message)
+    with execution_record(context):
+        raise RuntimeError(message)
 
 
 def sleep_for(seconds: float, context: Any = None) -> str:
     """Sleep ``seconds`` in small steps; return ``"cancelled"`` early once cancelled."""
-    return sleep_or_cancel(seconds, context)
+    with execution_record(context):
+        return sleep_or_cancel(seconds, context)
 
 
 def record_span(directory: str, seconds: float, context: Any) -> str:
@@ -111,9 +118,10 @@ def _write_whole(path: Path, record: dict[str, Any]) -> None:
 
 def fail_n_times(n: int, key: str, context: Any) -> str:
     """Fail tries 1..n of an attempt, succeed from try n + 1 on."""
-    if context.try_number <= n:
-        raise RuntimeError(f"failing try {context.try_number} of {n} ({key})")
-    return "ok"
+    with execution_record(context):
+        if context.try_number <= n:
+            raise RuntimeError(f"failing try {context.try_number} of {n} ({key})")
+        return "ok"
 
 
 def record_call(label: str, context: Any = None) -> str:

@@ -35,11 +35,12 @@ def _append(path: Path, line: dict[str, Any]) -> None:
 @contextlib.contextmanager
 def execution_record(context: Any) -> Iterator[None]:
     """Record this execution's own start and end (``time.time()``, whatever the body does)
-    in ``<pid>.jsonl`` under ``$CADENCE_TEST_EXECUTIONS``, if set.
+    in ``<pid>.jsonl`` under ``$CADENCE_TEST_EXECUTIONS``, if set, with the instant of its
+    occurrence.
 
     A worker killed mid-run leaves the start without its end. The harness counts overlapping
-    executions from these lines, which the jobs write themselves, not from the rows the
-    engine writes.
+    executions, and executions that started before their instant, from these lines, which
+    the jobs write themselves, not from the rows the engine writes.
     """
     directory = os.environ.get(EXECUTIONS_ENV)
     if not directory or context is None:
@@ -53,7 +54,7 @@ def execution_record(context: Any) -> Iterator[None]:
         "try": context.try_number,
         "pid": os.getpid(),
     }
-    _append(path, {**base, "start": time.time()})
+    _append(path, {**base, "occurrence": context.occurrence_at.timestamp(), "start": time.time()})
     try:
         yield
     finally:

@@ -13,6 +13,7 @@ from benchmarks.chaos_checks import (
     executions,
     read_execution_lines,
     recoveries,
+    started_early,
 )
 from django_cadence.executors.calling import AttemptContext
 from django_cadence.models import Attempt
@@ -48,10 +49,20 @@ def test_a_try_lost_before_its_workers_kill_is_not_a_recovery_of_that_kill():
 # --- execution overlaps, from the jobs' own records -------------------------------------------
 
 
-def run(n: int, attempt: int, schedule: str, start: float, end: float | None, pid: int = 10):
-    """The lines ``execution_record`` appends for one execution."""
+def run(
+    n: int,
+    attempt: int,
+    schedule: str,
+    start: float,
+    end: float | None,
+    pid: int = 10,
+    occurrence: float | None = None,
+):
+    """The lines ``execution_record`` appends for one execution (of an occurrence due at its
+    start, unless ``occurrence`` says when)."""
     base = {"run": f"r{n}", "attempt": attempt, "schedule": schedule, "try": 1, "pid": pid}
-    lines = [{**base, "start": start}]
+    due = start if occurrence is None else occurrence
+    lines = [{**base, "occurrence": due, "start": start}]
     if end is not None:
         lines.append({**base, "end": end})
     return lines
@@ -116,6 +127,30 @@ def test_executions_one_after_another_do_not_overlap():
     assert report["serial_worst_s"] == 0.0
 
 
+def test_an_execution_that_started_before_its_instant_is_counted_however_little():
+    lines = (
+        run(1, 1, "s", 10.0, 11.0, occurrence=10.0)  # on its instant
+        + run(2, 2, "s", 12.5, 13.0, occurrence=12.0)  # late
+        + run(3, 3, "s", 13.999, 14.5, occurrence=14.0)  # a millisecond early
+        + run(4, 4, "s", 15.0, None, occurrence=15.5)  # early, then cut off
+    )
+    found = executions(lines, {})
+    report = started_early(found)
+    assert report["count"] == 2
+    assert report["worst_s"] == 0.5
+    assert [e.split(" started ")[0] for e in report["examples"]] == [
+        "s attempt 3 try 1 (pid 10)",
+        "s attempt 4 try 1 (pid 10)",
+    ]
+    figures = execution_overlaps(found, serial_schedules=set())
+    assert (figures["started_early"], figures["started_early_worst_s"]) == (2, 0.5)
+    assert started_early(executions(run(5, 5, "s", 1.0, 2.0), {})) == {
+        "count": 0,
+        "worst_s": 0.0,
+        "examples": [],
+    }
+
+
 def test_a_job_records_its_own_start_and_end_even_when_it_raises(tmp_path, monkeypatch):
     monkeypatch.setenv(jobs.EXECUTIONS_ENV, str(tmp_path))
     context = AttemptContext(
@@ -134,5 +169,29 @@ def test_a_job_records_its_own_start_and_end_even_when_it_raises(tmp_path, monke
         (7, "s", 2, False),
         (7, "s", 2, False),
     ]
+    assert {e.occurrence for e in found} == {T0.timestamp()}
     assert all(e.start <= e.end for e in found)
     assert found[0].end <= found[1].start
+
+
+def test_the_fleet_tests_jobs_record_their_own_executions_too(tmp_path, monkeypatch):
+    """``tests/fleet/test_many_workers.py`` counts executions from these records."""
+    from django_cadence.exceptions import Permanent
+    from tests import jobs as fleet_jobs
+
+    monkeypatch.setenv(jobs.EXECUTIONS_ENV, str(tmp_path))
+    context = AttemptContext(
+        attempt_id=8, schedule_name="f", occurrence_at=T0, try_number=2, idempotency_key="k"
+    )
+    fleet_jobs.noop(context=context)
+    fleet_jobs.sleep_for(0, context=context)
+    fleet_jobs.fail_n_times(1, "k", context)
+    with pytest.raises(RuntimeError):
+        fleet_jobs.raise_error("x", context=context)
+    with pytest.raises(Permanent):
+        fleet_jobs.raise_permanent(context=context)
+
+    found = executions(read_execution_lines(tmp_path), {})
+    assert [(e.attempt, e.try_number, e.occurrence, e.cut_off) for e in found] == [
+        (8, 2, T0.timestamp(), False)
+    ] * 5

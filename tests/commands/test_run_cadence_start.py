@@ -12,7 +12,8 @@ from benchmarks.fleet import child_env, database_env, run_cadence_args
 from django_cadence.models import Schedule
 from tests.support.commands import run_django
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the child writes through its own connection
+# The child writes through its own connection.
+pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parents[2]
 DECLARED = {"declared": {"interval": 3600, "executor": "tests.jobs.noop"}}

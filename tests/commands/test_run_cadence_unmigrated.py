@@ -1,8 +1,11 @@
 """``run_cadence`` on a database that was never migrated says what to do, in one line."""
 
+import pytest
+
 from tests.support.commands import run_django
 
 
+@pytest.mark.process
 def test_run_cadence_before_migrate_exits_at_once_saying_to_migrate(tmp_path):
     env = {
         "CADENCE_TEST_DB": "sqlite",

@@ -22,6 +22,7 @@ BAD_IDS = [
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("value", [v for _, v in BAD_IDS], ids=[n for n, _ in BAD_IDS])
 def test_run_cadence_refuses_a_worker_id_that_could_forge_a_line(value, tmp_path):
     env = {"CADENCE_TEST_DB": "sqlite", "CADENCE_SQLITE_NAME": str(tmp_path / "unused.sqlite3")}

@@ -20,9 +20,7 @@ from django_cadence.engine.loop import Engine
 from django_cadence.models import Schedule
 
 pytestmark = pytest.mark.django_db(transaction=True)
-servers_only = pytest.mark.skipif(
-    connection.vendor == "sqlite", reason="row locks and deadlocks: PostgreSQL and MariaDB"
-)
+servers_only = pytest.mark.servers("row locks and deadlocks")
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="the SQLite store")
 
 

@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from django_cadence import services
 from django_cadence.engine import leases, outcomes, planner, recovery
 from django_cadence.models import Attempt
 
@@ -142,6 +143,28 @@ def test_runner_serial_schedule_runs_one_at_a_time_in_order(schedule_at, clock):
         .values_list("status", flat=True)
     )
     assert order == ["succeeded", "running", "pending"]
+
+
+@pytest.mark.parametrize("overlap", ["skip_if_running", "queue", "buffer_one", "replace", "allow"])
+def test_runner_a_forced_manual_run_waits_for_the_running_try_of_a_serial_schedule(
+    schedule_at, clock, overlap
+):
+    """Invariant 5: a forced run is never skipped, and under a serial policy it still waits:
+    no worker claims it while an attempt of its schedule runs, one does once that ended.
+    Under ``allow`` it is claimed beside the running one."""
+    schedule, _ = due_attempt(schedule_at, clock, overlap=overlap)
+    (running,) = leases.claim(clock.now(), worker="w1", slots=4)
+    forced = services.trigger(schedule, now=clock.now(), force=True)
+    assert forced.status == "pending"
+    if overlap == "allow":
+        (claim,) = leases.claim(clock.now(), worker="w2", slots=4)
+        assert claim.attempt_id == forced.pk
+        return
+    assert leases.claim(clock.now(), worker="w2", slots=4) == []
+    assert leases.claim(clock.advance(seconds=5), worker="w1", slots=4) == []
+    outcomes.record_success(running, None, clock.now())
+    (claim,) = leases.claim(clock.now(), worker="w2", slots=4)
+    assert claim.attempt_id == forced.pk
 
 
 def test_runner_claim_stamps_its_start_once_the_rows_are_locked(schedule_at, clock):

@@ -5,7 +5,6 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 
 from django_cadence.engine import leases, liveness, outcomes, planner, recovery, workers
 from django_cadence.executors.calling import idempotency_key
@@ -23,7 +22,7 @@ def running_attempt(schedule_at, clock, worker="w1", **fields):
     return schedule, claim
 
 
-@pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: the servers")
+@pytest.mark.servers("session locks")
 def test_a_worker_whose_session_lock_is_gone_is_lost_and_one_holding_it_is_not(clock):
     live = liveness.SessionLock("w-live")
     assert live.acquire()
@@ -86,14 +85,15 @@ def key_of(attempt):
 
 # --- dead, not merely disconnected (docs/design.md, "Lost workers") -------------------------
 
-servers_only = pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: servers")
+servers_only = pytest.mark.servers("session locks")
 
 
 @pytest.fixture
-def watch(clock):
+def watch(clock, lock_freed):
     """The lost-worker watch of a survivor holding its own session lock."""
     from django_cadence.engine.lost_workers import LostWorkerWatch
 
+    lock_freed("w-survivor")  # a test before may have closed its session a moment ago
     survivor = LostWorkerWatch("w-survivor")
     survivor.start(clock.now())
     assert survivor.session_lock is not None
@@ -160,7 +160,7 @@ def test_after_its_own_reconnect_a_survivor_trusts_no_sighting_for_the_restart_w
 
 @servers_only
 def test_a_recovery_asks_again_under_the_row_locks_and_spares_a_worker_back_meanwhile(
-    schedule_at, clock
+    schedule_at, clock, lock_freed
 ):
     claim = running_on_a_worker_without_its_lock(schedule_at, clock)
     back = liveness.SessionLock("w-gone")
@@ -171,13 +171,17 @@ def test_a_recovery_asks_again_under_the_row_locks_and_spares_a_worker_back_mean
         assert Attempt.objects.get(pk=claim.attempt_id).status == "running"
     finally:
         back.release()
+    lock_freed("w-gone")
     assert recovery.recover(clock.now(), lost_workers={"w-gone"}, confirm=confirm) == 1
 
 
 @servers_only
-def test_a_worker_whose_own_lock_was_cut_takes_it_again_and_says_to_reassert(clock, watch, caplog):
+def test_a_worker_whose_own_lock_was_cut_takes_it_again_and_says_to_reassert(
+    clock, watch, caplog, lock_freed
+):
     caplog.set_level("INFO", "django_cadence.engine")
     watch.session_lock._session.close()  # the server ended its lock session
+    lock_freed("w-survivor")
     assert watch.probe(clock.now(), has_tries=True) is True
     assert liveness.still_held("w-survivor")
     assert "session lock lost worker=w-survivor" in caplog.text
@@ -186,8 +190,11 @@ def test_a_worker_whose_own_lock_was_cut_takes_it_again_and_says_to_reassert(clo
 
 
 @servers_only
-def test_after_a_reconnect_an_idle_worker_looks_at_its_own_lock_before_it_claims(clock, watch):
+def test_after_a_reconnect_an_idle_worker_looks_at_its_own_lock_before_it_claims(
+    clock, watch, lock_freed
+):
     watch.session_lock._session.close()  # its lock session ended with the restart
+    lock_freed("w-survivor")
     watch.disconnected()
     assert not watch.may_claim()
     assert watch.probe(clock.now(), has_tries=False) is True  # nothing runs; it looked anyway

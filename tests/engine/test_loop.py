@@ -8,6 +8,7 @@ import pytest
 
 import django_cadence
 from django_cadence.clock import DatabaseClock, log_clock_skew
+from django_cadence.engine import leases
 from django_cadence.engine.loop import Engine
 from django_cadence.models import Attempt
 
@@ -317,6 +318,64 @@ def test_engine_wakes_for_a_manual_run_even_if_paused(engine, schedule_at, clock
     clock.advance(seconds=30)
     django_cadence.trigger(schedule, now=clock.now() + timedelta(seconds=4), even_if_paused=True)
     assert engine.tick() == pytest.approx(4)
+
+
+def test_the_retries_of_a_run_even_if_paused_run_while_the_schedule_stays_paused(
+    engine, schedule_at, clock
+):
+    """Invariant 6: an attempt triggered even if paused starts while its schedule is paused,
+    and so do its retries; the engine wakes for them, and nothing else of it runs."""
+    schedule = schedule_at(
+        executor="tests.jobs.fail_n_times",
+        payload={"n": 1, "key": "paused"},
+        interval=MINUTE,
+        retry_base=timedelta(seconds=4),
+        retry_cap=timedelta(seconds=4),
+        overlap="allow",  # a serial policy would keep the run behind the one that waits
+    )
+    waiting = django_cadence.trigger(schedule, now=clock.now())  # before the pause: it waits
+    django_cadence.pause(schedule, reason="maintenance")
+    manual = django_cadence.trigger(schedule, now=clock.now(), even_if_paused=True)
+
+    delay = engine.tick()  # the first try fails
+    manual.refresh_from_db()
+    assert (manual.status, manual.tries) == ("pending", 1)
+    assert delay == pytest.approx((manual.retry_at - clock.now()).total_seconds())  # wakes
+    clock.set(manual.retry_at)
+    engine.tick()
+
+    manual.refresh_from_db()
+    assert (manual.status, manual.tries, manual.outcome) == ("succeeded", 2, "ok")
+    waiting.refresh_from_db()
+    assert (waiting.status, waiting.tries) == ("pending", 0)
+    schedule.refresh_from_db()
+    assert (schedule.enabled, schedule.pause_reason) == (False, "maintenance")
+
+
+def test_a_run_even_if_paused_whose_worker_was_lost_is_recovered_and_runs_while_paused(
+    engine, schedule_at, clock, settings
+):
+    """Invariant 6: the recovery of an attempt triggered even if paused makes it ready again,
+    and it runs while its schedule stays paused."""
+    settings.CADENCE_LEASE = 10
+    settings.CADENCE_RECOVERY_GRACE = 5
+    schedule = schedule_at(executor="tests.jobs.add", payload={"a": 2, "b": 2}, interval=MINUTE)
+    django_cadence.pause(schedule)
+    manual = django_cadence.trigger(schedule, now=clock.now(), even_if_paused=True)
+    (claim,) = leases.claim(clock.now(), worker="w-gone", slots=1)  # a worker that then died
+    assert claim.attempt_id == manual.pk
+
+    clock.advance(seconds=16)  # its lease expired beyond the recovery grace
+    engine.tick()
+
+    manual.refresh_from_db()
+    assert (manual.status, manual.outcome, manual.recoveries) == ("succeeded", 4, 1)
+    assert [(e["worker"], e["result"]) for e in manual.history] == [
+        ("w-gone", "lost"),
+        ("worker-1", "succeeded"),
+    ]
+    schedule.refresh_from_db()
+    assert schedule.enabled is False
 
 
 def test_engine_does_not_wake_for_retries_of_a_paused_schedule(engine, schedule_at, clock):

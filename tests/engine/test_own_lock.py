@@ -6,7 +6,7 @@ recovered yet, however long its process was paused before."""
 import time
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import OperationalError
 
 from django_cadence.engine import liveness
 from django_cadence.engine.own_lock import OwnLock
@@ -14,7 +14,7 @@ from django_cadence.engine.tuning import LIVENESS_WINDOW, START_CONFIRMED
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: the servers"),
+    pytest.mark.servers("session locks"),
 ]
 
 
@@ -24,7 +24,8 @@ def stale() -> float:
 
 
 @pytest.fixture
-def lock():
+def lock(lock_freed):
+    lock_freed("w-own")  # a test before may have closed its session a moment ago
     held = liveness.SessionLock("w-own")
     assert held.acquire()
     yield held
@@ -63,9 +64,10 @@ def test_a_stale_sighting_asks_the_server_once_and_starts_on_its_answer(
 
 
 def test_a_lock_found_gone_stops_every_start_until_it_is_held_again_and_reasserted(
-    own, lock, django_assert_num_queries
+    own, lock, lock_freed, django_assert_num_queries
 ):
-    lock.release()  # its session ended: the server freed the lock
+    lock.release()  # its session ended: the server frees the lock
+    lock_freed("w-own")
     own.held_since(stale())
     assert not own.may_start()
     assert own.gone

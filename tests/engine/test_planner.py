@@ -1,8 +1,10 @@
 """Planning: due occurrences become attempt rows, slot and rows in one transaction."""
 
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, transaction
 
 from django_cadence.engine import planner
 from django_cadence.models import Attempt, Schedule
@@ -253,3 +255,55 @@ def test_planner_plans_at_most_cadence_plan_batch_schedules_per_call(schedule_at
     second = planner.plan_due(now)
     assert (second.schedules, second.more) == (1, False)
     assert all(statuses(s) == ["pending"] for s in schedules)
+
+
+@contextmanager
+def lock_waits_at_most(seconds: int):
+    """Make this connection's lock waits fail after ``seconds``: a planner that waited for a
+    row lock instead of skipping it would fail the test rather than hang it."""
+    setting = {
+        "postgresql": ("SET lock_timeout = %s", f"{seconds}s", "SET lock_timeout = DEFAULT"),
+        "mysql": (
+            "SET SESSION innodb_lock_wait_timeout = %s",
+            seconds,
+            "SET SESSION innodb_lock_wait_timeout = DEFAULT",
+        ),
+    }[connection.vendor]
+    with connection.cursor() as cursor:
+        cursor.execute(setting[0], [setting[1]])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(setting[2])
+
+
+@pytest.mark.servers("row locks")
+@pytest.mark.django_db(transaction=True)
+def test_the_planner_skips_a_schedule_another_worker_holds_and_plans_the_others(schedule_at, clock):
+    """Invariant 2: the planner locks the due schedules with SKIP LOCKED. One whose row
+    another worker holds (it is planning it) is left to that worker, without waiting for
+    it: the planner plans the others and returns while the lock is still held."""
+    held = schedule_at(name="held", interval=MINUTE)
+    free = schedule_at(name="free", interval=MINUTE)
+    table = connection.ops.quote_name(Schedule._meta.db_table)
+    other = connections.create_connection(DEFAULT_DB_ALIAS)  # another worker's session
+    try:
+        other.set_autocommit(False)
+        with other.cursor() as cursor:
+            cursor.execute(f"SELECT id FROM {table} WHERE id = %s FOR UPDATE", [held.pk])
+        with lock_waits_at_most(5):
+            result = planner.plan_due(clock.advance(MINUTE))
+            # The row is still locked, now that the planner has returned.
+            with pytest.raises(DatabaseError), transaction.atomic():
+                Schedule.objects.select_for_update(nowait=True).get(pk=held.pk)
+        assert (result.schedules, result.attempts) == (1, 1)
+        assert statuses(free) == ["pending"]
+        assert statuses(held) == []
+        held.refresh_from_db()
+        assert held.next_run_at == clock.now()  # not advanced: its slot is still to plan
+    finally:
+        other.rollback()
+        other.close()
+    planner.plan_due(clock.now())  # released: planned at the next pass
+    assert statuses(held) == ["pending"]

@@ -206,7 +206,6 @@ def test_an_engine_that_woke_a_moment_before_the_horizon_plans_ahead_after_its_t
     """Woken 1 ms before the horizon reaches the instant (its sleep ended a hair early by
     the engine clock), the tick plans nothing, and the tick itself takes 2 ms: the engine
     must tick again at once, not sleep until the instant and plan it then."""
-    from django.db import connection
 
     def slow_query(execute, *args):
         clock.advance(microseconds=500)
@@ -368,11 +367,11 @@ def test_a_try_whose_start_comes_too_late_is_handed_back_unrun_and_claimed_afres
 
 
 def test_an_unstarted_try_whose_hand_back_failed_stays_held_and_is_handed_back_next_time(
-    schedule_at, clock, threaded_engine, monkeypatch
+    schedule_at, clock, threaded_engine, monkeypatch, caplog
 ):
     """The hand-back of a try its thread left unrun fails (the database went away): the try
     stays held, so the next tick hands it back, rather than leave it running unowned until
-    a recovery."""
+    a recovery; that tick then claims it afresh and it runs once."""
     schedule = recording(schedule_at, label="late")
     engine = ticked_ahead(threaded_engine, clock)
     (held,) = engine.tries.held.values()
@@ -380,24 +379,33 @@ def test_an_unstarted_try_whose_hand_back_failed_stays_held_and_is_handed_back_n
     clock.advance(seconds=0.3)
     wait_until(lambda: held.done.is_set())
     release = leases.release
+    failed = []
 
     def server_gone_once(claims, now):
         monkeypatch.setattr(leases, "release", release)
+        failed.append([claim.attempt_id for claim in claims])
         raise OperationalError("server closed the connection unexpectedly")
 
     monkeypatch.setattr(leases, "release", server_gone_once)
     with pytest.raises(OperationalError):
-        engine.tries.release_late()
+        engine.tick()  # the tick's hand-back is what failed
+    assert failed == [[held.claim.attempt_id]]
     assert engine.in_flight == 1
-    engine.tries.release_late()
-    assert engine.in_flight == 0
-    assert schedule.attempts.get().status == Status.PENDING
+    assert schedule.attempts.get().status == Status.RUNNING  # still this worker's
     assert jobs.CALLS == []
+    with caplog.at_level(logging.WARNING, logger="django_cadence"):
+        engine.tick()  # hands it back, then claims it again: it is due
+    assert "attempt handed back" in caplog.text
+    wait_until(lambda: engine.tries.has_unrecorded())
+    engine.tick()
+    attempt = schedule.attempts.get()
+    assert (attempt.status, attempt.tries) == (Status.SUCCEEDED, 1)  # the unrun try not counted
+    assert jobs.CALLS == ["late"]
 
 
-@pytest.mark.skipif(connection.vendor == "sqlite", reason="session locks: the servers")
+@pytest.mark.servers("session locks")
 def test_a_try_whose_worker_lost_its_session_lock_while_paused_is_handed_back_unrun(
-    schedule_at, clock, threaded_engine, caplog
+    schedule_at, clock, threaded_engine, caplog, lock_freed
 ):
     """A process paused between the claim and the instant while its lock session was cut
     may have lost the claim to a recovery, well within START_LATE: its thread finds its
@@ -413,6 +421,7 @@ def test_a_try_whose_worker_lost_its_session_lock_while_paused_is_handed_back_un
         engine.tick()
         (held,) = engine.tries.held.values()
         watch.session_lock._session.close()  # the server ended its lock session
+        lock_freed(engine.worker_id)
         watch.own.held_since(time.monotonic() - 5)  # what a pause of 5 s leaves
         clock.advance(seconds=0.3)
         wait_until(lambda: held.done.is_set())
@@ -614,7 +623,6 @@ def test_idle_threads_exit_so_a_pool_sized_for_bursts_costs_nothing_between_them
 
 
 def test_the_default_concurrency_fits_the_database_and_the_setting_overrides_it(settings):
-    from django.db import connection
 
     from django_cadence.engine.loop import Engine
 

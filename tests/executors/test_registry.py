@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import sys
 import textwrap
 import threading
@@ -502,8 +503,26 @@ def test_check_call_binds_payload(func, payload, match):
             calling.check_call(func, payload)
 
 
-def test_check_call_skips_callables_without_signature():
-    calling.check_call(print, {"sep": ","})
+class WithoutSignature:
+    """A callable whose signature ``inspect`` cannot read, as some written in C have none
+    (``print`` has one since Python 3.11, so it cannot stand for them)."""
+
+    __signature__ = "unreadable"  # inspect.signature raises TypeError on it
+
+    def __call__(self, **kwargs):
+        return kwargs
+
+
+def test_check_call_accepts_any_payload_for_a_callable_without_a_signature():
+    func = WithoutSignature()
+    with pytest.raises(TypeError):  # the case this test is about: no signature to read
+        inspect.signature(func)
+    # Nothing to bind against: the payload is accepted as it is, and passed without context.
+    calling.check_call(func, {"anything": 1, "goes": [2]})
+    assert calling.call(func, {"anything": 1}, make_context()) == {"anything": 1}
+    # The same payload is checked, and refused, against a callable that has a signature.
+    with pytest.raises(InvalidPayload, match="does not accept 'anything'"):
+        calling.check_call(jobs.add, {"a": 1, "b": 2, "anything": 1})
 
 
 @pytest.mark.parametrize(

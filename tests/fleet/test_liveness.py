@@ -29,10 +29,12 @@ pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 LEASE_DEFAULT = 30.0
 # A lease short enough for a freeze to outlast it, renewed every 1 s.
 SHRUNK = {"CADENCE_LEASE": 3, "CADENCE_RECOVERY_GRACE": 0.5}
+# Claimed 3 s before its instant, so that a test sees the claim and freezes the worker before
+# the instant even on a loaded machine; the lease is long enough that a recovery by lease,
+# of a worker frozen from its claim, comes more than START_LATE after the instant.
+CLAIMED_AHEAD = {"CADENCE_LEASE": 6, "CADENCE_RECOVERY_GRACE": 0.5, "CADENCE_CLAIM_AHEAD": 3}
 
-servers_only = pytest.mark.skipif(
-    connection.vendor == "sqlite", reason="session locks: PostgreSQL and MariaDB"
-)
+servers_only = pytest.mark.servers("session locks")
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="single-engine lock")
 
 
@@ -220,19 +222,22 @@ def test_a_worker_frozen_between_its_claim_ahead_and_the_instant_never_starts_th
     frozen past its lease is recovered and run elsewhere. Thawed, the frozen worker finds the
     try's start too late (``START_LATE``) and hands it back unrun rather than start it beside
     the re-run: the job, which records each execution itself, ran once, on the other worker."""
-    first = worker("A", settings=SHRUNK).wait_started()
+    settings = CLAIMED_AHEAD
+    recovered_after = settings["CADENCE_LEASE"] + settings["CADENCE_RECOVERY_GRACE"]
+    assert recovered_after - settings["CADENCE_CLAIM_AHEAD"] > START_LATE + 1
+    first = worker("A", settings=settings).wait_started()
     schedule = due_schedule(
         executor="tests.jobs.record_span",
         payload={"seconds": 0.2, "directory": str(tmp_path)},
         due=False,
     )
-    make_due(schedule, ago=-timedelta(seconds=3))  # due in 3 s: claimed 0.5 s before
+    make_due(schedule, ago=-timedelta(seconds=5))  # due in 5 s: claimed 3 s before
     attempt = wait_for_status(schedule, Status.RUNNING, worker="A", timeout=10)
     first.send(signal.SIGSTOP)
     assert attempt.started_at > timezone.now(), "claimed on its instant, not ahead of it"
     assert spans(tmp_path) == []
 
-    survivor = worker("B", settings=SHRUNK).wait_started()
+    survivor = worker("B", settings=settings).wait_started()
     (b_run,) = wait_until(lambda: spans(tmp_path), timeout=20, message="the re-run on B")
     first.send(signal.SIGCONT)
 
@@ -266,8 +271,9 @@ def test_a_worker_frozen_and_cut_off_before_the_instant_never_starts_the_recover
     running, ahead = tmp_path / "running", tmp_path / "ahead"
     running.mkdir()
     ahead.mkdir()
-    # Claimed 1.5 s ahead, so that the recovery comes before the instant and the thaw after.
-    first = worker("A", concurrency=2, settings={"CADENCE_CLAIM_AHEAD": 1.5}).wait_started()
+    # Claimed 4 s ahead, so that the recovery (a liveness window after the cut, 1 to 1.5 s)
+    # comes well before the instant, and the thaw after it, even on a loaded machine.
+    first = worker("A", concurrency=2, settings={"CADENCE_CLAIM_AHEAD": 4}).wait_started()
     long_job = due_schedule(
         executor="tests.jobs.record_span", payload={"seconds": 30, "directory": str(running)}
     )
@@ -278,7 +284,7 @@ def test_a_worker_frozen_and_cut_off_before_the_instant_never_starts_the_recover
         payload={"seconds": 0.2, "directory": str(ahead)},
         due=False,
     )
-    make_due(schedule, ago=-timedelta(seconds=3))
+    make_due(schedule, ago=-timedelta(seconds=6))  # due in 6 s: claimed 4 s before
     claimed = wait_for_status(schedule, Status.RUNNING, worker="A", timeout=10)
     first.send(signal.SIGSTOP)
     cut_lock_session("A")

@@ -184,6 +184,7 @@ def test_the_commands_read_and_write_cadences_database(clock):
         call_command("cadence_import", "celery-beat", "--database", "default", stdout=out)
 
 
+@pytest.mark.process
 def test_run_cadence_and_check_in_a_process_use_cadences_database():
     """``manage.py run_cadence --once`` and ``manage.py check`` with the router's settings."""
     schedule = make_schedule("due", created_at=timezone.now() - timedelta(seconds=90))

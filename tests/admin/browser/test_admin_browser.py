@@ -198,6 +198,7 @@ def test_the_preview_follows_the_cron_expression(page, shoot):
     expect(items).to_have_count(0)
 
 
+@pytest.mark.process
 def test_retry_a_dead_letter_and_see_it_succeed(page, shoot, demo, tmp_path):
     run_engine_once(tmp_path, "engine-1")
     dead = Attempt.objects.get(schedule=demo["import-invoices"])

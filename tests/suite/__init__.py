@@ -1,0 +1,1 @@
+"""The test suite's own machinery (``tests/conftest.py``), tested."""
