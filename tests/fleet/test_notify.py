@@ -11,7 +11,6 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 
 from benchmarks.fleet import child_env, database_env, wait_until
 from django_cadence.models import Delivery, DeliveryStatus, Event, Notice, Schedule, Status
@@ -21,9 +20,7 @@ from tests.support.receivers import serve_hook, webhook
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 
-servers_only = pytest.mark.skipif(
-    connection.vendor == "sqlite", reason="a fleet: one engine per SQLite file"
-)
+servers_only = pytest.mark.servers("a fleet: one engine per SQLite file")
 
 
 @pytest.fixture
