@@ -9,8 +9,8 @@ With ``CADENCE_METRICS = True``:
   already exposes;
 - in a web process, :func:`metrics_view` serves the database-wide gauges (mount it in urls).
 
-Series (labels are only ``schedule`` (its name), ``status`` and ``state``; never payloads,
-errors or anything a job provides):
+Series (labels are only ``schedule`` (its name), ``status``, ``state``, ``channel`` and
+``event``; never payloads, errors or anything a job provides):
 
 - ``cadence_firing_lag_seconds{schedule}`` histogram: first try's start minus its occurrence;
 - ``cadence_dead_letters_total{schedule}``, ``cadence_lease_recoveries_total{schedule}``:
@@ -23,6 +23,9 @@ errors or anything a job provides):
   succeeded occurrence finished; absent until one did) and ``cadence_schedule_overdue{schedule}``
   (1 while the schedule is overdue, else 0; ``models/overdue.py``), per enabled schedule: alert
   on ``cadence_schedule_overdue == 1``.
+- ``cadence_notifications{channel,status}`` (messages of ``CADENCE_NOTIFY`` by delivery
+  status), ``cadence_notification_failures{channel}`` (sends a channel did not take) and
+  ``cadence_notice_open{event}`` (open episodes), read from the outbox at scrape time.
 
 If ``CADENCE_METRICS`` is False every function here is a no-op; if it is True and
 ``prometheus_client`` is missing, they raise ``ImproperlyConfigured`` saying what to install.
@@ -37,13 +40,13 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
-from django.db.models import Count, Min
+from django.db.models import Count, Min, Sum
 from django.utils import timezone
 
 from . import signals, store
 from .clock import default_clock
 from .conf import cadence_settings
-from .models import Attempt, Schedule, Worker
+from .models import Attempt, Delivery, Notice, Schedule, Worker
 from .models.overdue import silences, with_last_success
 from .ops.status import worker_timeout
 
@@ -84,6 +87,9 @@ class DatabaseCollector:
             "cadence_schedule_last_success_timestamp_seconds", "", labels=["schedule"]
         )
         yield GaugeMetricFamily("cadence_schedule_overdue", "", labels=["schedule"])
+        yield GaugeMetricFamily("cadence_notifications", "", labels=["channel", "status"])
+        yield GaugeMetricFamily("cadence_notification_failures", "", labels=["channel"])
+        yield GaugeMetricFamily("cadence_notice_open", "", labels=["event"])
 
     def collect(self) -> Any:
         from prometheus_client.core import GaugeMetricFamily
@@ -121,6 +127,7 @@ class DatabaseCollector:
             workers.add_metric(["lost"], Worker.objects.lost(now, timeout).count())
             yield workers
             yield from _silence_gauges(now)
+            yield from _notification_gauges()
         finally:
             if opened:
                 connection.close()
@@ -146,6 +153,41 @@ def _silence_gauges(now: datetime) -> Any:
         overdue.add_metric([state.name], 1.0 if state.overdue else 0.0)
     yield last_success
     yield overdue
+
+
+def _notification_gauges() -> Any:
+    """The outbox by channel and status, the failed sends by channel, the open episodes."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    messages = GaugeMetricFamily(
+        "cadence_notifications",
+        "Notification messages by channel and delivery status (sent, pending, sending, failed).",
+        labels=["channel", "status"],
+    )
+    failures = GaugeMetricFamily(
+        "cadence_notification_failures",
+        "Sends a channel did not take (each retried until the channel's tries run out).",
+        labels=["channel"],
+    )
+    rows = (
+        Delivery.objects.values_list("channel", "status")
+        .annotate(n=Count("id"), failed=Sum("failures"))
+        .order_by()
+    )
+    failed_by_channel: dict[str, int] = {}
+    for channel, status, n, failed in rows:
+        messages.add_metric([channel, status], n)
+        failed_by_channel[channel] = failed_by_channel.get(channel, 0) + (failed or 0)
+    for channel, failed in sorted(failed_by_channel.items()):
+        failures.add_metric([channel], failed)
+    episodes = GaugeMetricFamily(
+        "cadence_notice_open", "Open notification episodes by event.", labels=["event"]
+    )
+    for event, n in Notice.objects.open().values_list("event").annotate(n=Count("id")).order_by():
+        episodes.add_metric([event], n)
+    yield messages
+    yield failures
+    yield episodes
 
 
 class _EventMetrics:

@@ -172,3 +172,19 @@ def cancel(attempt: Attempt | int, *, now: datetime | None = None) -> Attempt:
     else:
         raise InvalidTransition(f"Attempt {pk} is neither pending nor running.")
     return Attempt.objects.get(pk=pk)
+
+
+def send_test_notification(channel: str, *, now: datetime | None = None) -> str:
+    """Send a test message through the ``CADENCE_NOTIFY`` channel called ``channel`` now, from
+    this process; returns what the channel answered, or raises ``ChannelError`` saying why it
+    did not take it (``LookupError`` for a name that is not configured)."""
+    from .conf import cadence_settings
+    from .notify import channels, messages
+
+    configured = cadence_settings.NOTIFY.channel(channel)
+    if configured is None:
+        raise LookupError(f"CADENCE_NOTIFY has no channel called {channel!r}")
+    body = messages.test_body(channel, now or default_clock().now())
+    answer = channels.send(configured, body)
+    logger.info("test notification sent channel=%s answer=%s", escape_control(channel), answer)
+    return answer

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import signals, store
 from .executors.payloads import headline, log_value
+from .notify import sentry
 
 logger = logging.getLogger("django_cadence.events")
 
@@ -140,3 +141,8 @@ DEFAULT_RECEIVERS = (
 def connect_default_receivers() -> None:
     for signal, receiver in DEFAULT_RECEIVERS:
         signal.connect(receiver, dispatch_uid=f"cadence-log-{receiver.__name__}")
+    # Sentry Crons check-ins: each receiver returns at once unless CADENCE_NOTIFY has a
+    # sentry channel (notify/sentry.py).
+    signals.attempt_started.connect(sentry.started, dispatch_uid="cadence-sentry-started")
+    signals.attempt_succeeded.connect(sentry.succeeded, dispatch_uid="cadence-sentry-succeeded")
+    signals.attempt_failed.connect(sentry.failed, dispatch_uid="cadence-sentry-failed")

@@ -371,3 +371,11 @@ def report_session(path: str) -> None:
     finally:
         sock.detach()
     Path(path).write_text(json.dumps(values))
+
+
+NOTIFIED: list[dict[str, Any]] = []
+"""Messages :func:`notify_into_list` received (a ``callable`` channel of CADENCE_NOTIFY)."""
+
+
+def notify_into_list(message: dict[str, Any]) -> None:
+    NOTIFIED.append(message)

@@ -1,11 +1,12 @@
-"""The admin: schedules, attempts, dead letters, retries, workers and an overview page (see
-docs/admin-tour.md).
+"""The admin: schedules, attempts, dead letters, retries, workers, notifications and an
+overview page (see docs/admin-tour.md).
 
 Importing the package registers every ModelAdmin with the default admin site.
 """
 
 from .attempts import AttemptAdmin
 from .failures import DeadLetterAdmin, RetryAdmin
+from .notices import NoticeAdmin
 from .overview import OverviewAdmin
 from .schedules import ScheduleAdmin
 from .workers import WorkerAdmin
@@ -13,6 +14,7 @@ from .workers import WorkerAdmin
 __all__ = [
     "AttemptAdmin",
     "DeadLetterAdmin",
+    "NoticeAdmin",
     "OverviewAdmin",
     "RetryAdmin",
     "ScheduleAdmin",

@@ -55,6 +55,8 @@ EDITABLE_FIELDS = (
     "retry_cap",
     "max_runtime",
     "max_silence",
+    "notify",
+    "notify_after_failures",
 )
 
 

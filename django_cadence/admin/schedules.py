@@ -26,7 +26,7 @@ from ..models.overdue import with_last_success
 from ..models.validation import KIND_FIELDS
 from ..schedule.describe import describe_schedule
 from ..schedule.timefmt import format_utc
-from . import code_owned, display, now, preview, silence
+from . import code_owned, display, notices, now, preview, silence
 from .forms import DurationField, ScheduleForm
 from .recent import (
     STRIP_LENGTH,
@@ -85,6 +85,7 @@ class ScheduleAdmin(ScheduleActions):
         "recent",
         "paused_because",
         "silence_state",
+        "notifications",
         "created",
         "enabled_since",
         "updated",
@@ -119,6 +120,10 @@ class ScheduleAdmin(ScheduleActions):
                 ),
             },
         ),
+        (
+            "Notifications",
+            {"classes": ("collapse",), "fields": ("notify", "notify_after_failures")},
+        ),
     )
     state_fieldset = (
         "State",
@@ -130,6 +135,7 @@ class ScheduleAdmin(ScheduleActions):
                 ("last_outcome_badge", "recent"),
                 "paused_because",
                 "silence_state",
+                "notifications",
                 ("created", "enabled_since", "updated"),
             )
         },
@@ -307,6 +313,11 @@ class ScheduleAdmin(ScheduleActions):
     @admin.display(description="silence")
     def silence_state(self, obj: Schedule) -> str:
         return silence.describe(silence.silence(obj)) if obj.pk else "-"
+
+    @admin.display(description="notifications")
+    def notifications(self, obj: Schedule) -> str:
+        """Its open episodes and the last message sent about it (CADENCE_NOTIFY)."""
+        return notices.schedule_notifications(obj.pk) if obj.pk else "-"
 
     @admin.display(description="pause reason")
     def paused_because(self, obj: Schedule) -> str:

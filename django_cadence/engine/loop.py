@@ -23,10 +23,11 @@ from datetime import datetime, timedelta
 
 from django.db import DatabaseError, reset_queries
 
-from .. import store
+from .. import notify, store
 from ..clock import Clock, DatabaseClock, default_clock, log_clock_skew
 from ..conf import cadence_settings
 from ..executors.payloads import log_value
+from ..notify.sender import Notifier
 from . import leases, next_event, planner, recovery, stuck, workers
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
@@ -399,6 +400,7 @@ class Engine:
             )
             self._registered = True
         listener = None if once else store.of(self.using).start_listener(self._notice)
+        notifier = self._start_notifier(once)
         try:
             self._loop(stop, once=once)
             self._drain(
@@ -408,6 +410,8 @@ class Engine:
             )
         finally:
             self.close()
+            if notifier is not None:
+                notifier.stop()
             if self._registered:
                 with contextlib.suppress(DatabaseError):
                     workers.stopped(self.worker_id, self.clock.now())
@@ -438,6 +442,15 @@ class Engine:
                 stop.wait(backoff)
                 backoff = min(backoff * 2, 10.0)
         return False
+
+    def _start_notifier(self, once: bool) -> Notifier | None:
+        """The thread that resolves cleared episodes and sends notifications (CADENCE_NOTIFY),
+        apart from the ticks; none for an inline engine or ``--once``."""
+        if self.inline or once or not notify.enabled():
+            return None
+        notifier = Notifier(self.worker_id, self.clock.now)
+        notifier.start()
+        return notifier
 
     def _notice(self) -> None:
         """A change notice (PostgreSQL): plan and claim at once, whatever was read before."""

@@ -11,11 +11,12 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from .. import signals
+from .. import notify, signals
 from ..executors.payloads import clean_text, escape_control
 from ..executors.redaction import MAX_TEXT_CHARS
-from ..models import Attempt, Schedule, Status
+from ..models import Attempt, Event, Schedule, Status
 from ..models.transitions import history_entry
+from ..notify import episodes, failures
 from ..schedule import policies
 from ..store import batch_writes
 from .claims import Claim
@@ -123,10 +124,14 @@ def record_failure(
         uncertain=uncertain,
     )
     error = clean_error(error)
+    history = _history(c, now, "failed", error)
     if plan.retry_at is not None:
-        written = fenced(c).to_retry(
-            retry_at=plan.retry_at, error=error, history=_history(c, now, "failed", error)
-        )
+        with notify.atomic():  # the failure and the episode it opens commit together
+            written = fenced(c).to_retry(retry_at=plan.retry_at, error=error, history=history)
+            if written:
+                failures.try_failed(
+                    c.schedule_id, c.attempt_id, history, error, now, dead_lettered=False
+                )
         if not _fenced_out(c, written, "retry"):
             return None
         signals.send(
@@ -134,12 +139,17 @@ def record_failure(
         )
         return Status.PENDING
     note = f"[dead letter: {reason or plan.reason}]"
-    written = fenced(c).to_dead_letter(
-        now=now,
-        error=f"{error}\n{note}" if error else note,
-        history=_history(c, now, "failed", error),
-        uncertain=uncertain,
-    )
+    with notify.atomic():
+        written = fenced(c).to_dead_letter(
+            now=now,
+            error=f"{error}\n{note}" if error else note,
+            history=history,
+            uncertain=uncertain,
+        )
+        if written:
+            failures.try_failed(
+                c.schedule_id, c.attempt_id, history, error or note, now, dead_lettered=True
+            )
     if not _fenced_out(c, written, "dead_letter"):
         return None
     signals.send(signals.attempt_failed, Attempt, error=error, retry_at=None, **c.event())
@@ -152,7 +162,7 @@ def record_failure(
         try_number=c.tries,
         reason=reason or plan.reason,
     )
-    maybe_pause(c.schedule_id, c.pause_after_failures)
+    maybe_pause(c.schedule_id, c.pause_after_failures, now)
     return Status.DEAD_LETTER
 
 
@@ -188,8 +198,9 @@ def _fenced_out(c: Claim, written: int, outcome: str) -> bool:
     return False
 
 
-def maybe_pause(schedule_id: int, pause_after_failures: int | None) -> bool:
-    """Auto-pause: disable a schedule whose last N occurrences all ended dead-lettered."""
+def maybe_pause(schedule_id: int, pause_after_failures: int | None, now: datetime) -> bool:
+    """Auto-pause: disable a schedule whose last N occurrences all ended dead-lettered (and
+    open its ``paused`` episode in the same transaction)."""
     if not pause_after_failures:
         return False
     recent = list(
@@ -201,9 +212,12 @@ def maybe_pause(schedule_id: int, pause_after_failures: int | None) -> bool:
     if not policies.should_pause(recent, pause_after_failures):
         return False
     reason = f"auto-paused: the last {pause_after_failures} occurrence(s) ended dead-lettered"
-    paused = Schedule.objects.filter(pk=schedule_id, enabled=True).update(
-        enabled=False, pause_reason=reason
-    )
+    with notify.atomic():
+        paused = Schedule.objects.filter(pk=schedule_id, enabled=True).update(
+            enabled=False, pause_reason=reason
+        )
+        if paused:
+            episodes.schedule_event(Event.PAUSED, schedule_id, now, detail=reason)
     if paused:
         name = Schedule.objects.filter(pk=schedule_id).values_list("name", flat=True).first()
         signals.send(signals.schedule_paused, Schedule, schedule=name, reason=reason)

@@ -22,10 +22,11 @@ from datetime import datetime
 from django.db import connections
 from django.db.models import Q
 
-from .. import signals, store
+from .. import notify, signals, store
 from ..executors.payloads import log_value
-from ..models import Schedule
-from ..models.overdue import overdue
+from ..models import Event, Schedule
+from ..models.overdue import Silence, overdue
+from ..notify import episodes
 from .tuning import OVERDUE_PROBE, OVERDUE_QUIET
 
 logger = logging.getLogger("django_cadence.engine")
@@ -101,11 +102,16 @@ class OverdueWatch:
             unmarked = Q(overdue_signalled_at__isnull=True) | ~Q(
                 overdue_signalled_at=spell.overdue_at
             )
-            marked = (
-                Schedule.objects.filter(pk=spell.schedule_id)
-                .filter(unmarked)
-                .update(overdue_signalled_at=spell.overdue_at)
-            )
+            with notify.atomic():  # the spell's mark and its episode commit together
+                marked = (
+                    Schedule.objects.filter(pk=spell.schedule_id)
+                    .filter(unmarked)
+                    .update(overdue_signalled_at=spell.overdue_at)
+                )
+                if marked:
+                    episodes.schedule_event(
+                        Event.OVERDUE, spell.schedule_id, now, detail=_overdue_detail(spell)
+                    )
             if marked:
                 sent += 1
                 signals.send(
@@ -116,3 +122,9 @@ class OverdueWatch:
                     overdue_since=spell.overdue_at,
                 )
         return sent
+
+
+def _overdue_detail(spell: Silence) -> str:
+    last = spell.last_success_at.isoformat() if spell.last_success_at else "never"
+    due = spell.overdue_at.isoformat() if spell.overdue_at else "-"
+    return f"last success: {last}; overdue since {due}"

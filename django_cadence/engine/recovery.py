@@ -27,6 +27,7 @@ from ..executors.payloads import log_value
 from ..models import Attempt
 from ..models.options import resolved_options
 from ..models.transitions import LostTry
+from ..notify import failures
 from ..schedule import policies
 from .outcomes import maybe_pause
 
@@ -86,7 +87,7 @@ def recover(
             found = [a for a in found if a.worker in still or _expired(a, expired)]
             lost &= still
         recovered = _write([_decide(a, now, _cause(a, lost, everything)) for a in found], now)
-    _after(recovered)
+    _after(recovered, now)
     return len(found)
 
 
@@ -100,23 +101,39 @@ def give_up(claims: Collection[tuple[int, str]], now: datetime) -> int:
             Attempt.objects.all_held(list(claims)).select_for_update().select_related("schedule")
         )
         recovered = _write([_decide(a, now, GAVE_UP) for a in found], now)
-    _after(recovered)
+    _after(recovered, now)
     return len(found)
 
 
 def _write(recovered: list[LostTry], now: datetime) -> list[LostTry]:
+    """The recovery write, and the episodes of its dead letters, in the caller's transaction."""
     if recovered:
         Attempt.objects.recovered(recovered, now=now)
+    for r in recovered:
+        if r.dead_letter is not None:
+            _dead_lettered(r, now)
     return recovered
 
 
-def _after(recovered: list[LostTry]) -> None:
+def _after(recovered: list[LostTry], now: datetime) -> None:
     """Once committed: log each, send ``attempt_dead_lettered`` and pause where due."""
     for r in recovered:
         _announce(r)
     for r in recovered:
         if r.dead_letter is not None:
-            maybe_pause(r.attempt.schedule_id, r.attempt.schedule.pause_after_failures)
+            maybe_pause(r.attempt.schedule_id, r.attempt.schedule.pause_after_failures, now)
+
+
+def _dead_lettered(recovered: LostTry, now: datetime) -> None:
+    attempt = recovered.attempt
+    failures.try_failed(
+        attempt.schedule_id,
+        attempt.pk,
+        attempt.history,
+        f"lost its worker: {recovered.dead_letter}",
+        now,
+        dead_lettered=True,
+    )
 
 
 def _expired(attempt: Attempt, cutoff: datetime) -> bool:

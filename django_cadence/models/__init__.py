@@ -1,9 +1,11 @@
 """The durable records: ``Schedule`` (a rule producing instants), ``Attempt`` (one of its
-occurrences), ``Worker`` (a running engine) and ``Lock`` (a named row for fleet-wide work).
+occurrences), ``Worker`` (a running engine), ``Lock`` (a named row for fleet-wide work), and
+``Notice`` and ``Delivery`` (an episode of something broken, and its messages).
 """
 
 from .attempt import Attempt, AttemptQuerySet
 from .choices import TERMINAL_STATUSES, Kind, Misfire, Overlap, Status, Trigger
+from .notice import Delivery, DeliveryStatus, Event, Notice, NoticeState
 from .proxies import DeadLetter, Overview, Retry, ScheduleOperation
 from .schedule import Schedule, ScheduleQuerySet, default_timezone
 from .worker import Lock, Worker, WorkerQuerySet
@@ -13,9 +15,14 @@ __all__ = [
     "Attempt",
     "AttemptQuerySet",
     "DeadLetter",
+    "Delivery",
+    "DeliveryStatus",
+    "Event",
     "Kind",
     "Lock",
     "Misfire",
+    "Notice",
+    "NoticeState",
     "Overlap",
     "Overview",
     "Retry",

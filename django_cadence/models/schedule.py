@@ -107,6 +107,18 @@ class Schedule(models.Model):
         blank=True,
         help_text="Disable the schedule after this many occurrences in a row end dead-lettered.",
     )
+    notify = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Who is told when it breaks (CADENCE_NOTIFY): empty for every channel that "
+        "takes it, off for none, or channel names separated by commas.",
+    )
+    notify_after_failures = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Tell after this many failed tries in a row. Empty: CADENCE_NOTIFY's "
+        '"failures" (3).',
+    )
 
     # Kept by the engine.
     next_run_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -216,6 +228,10 @@ class Schedule(models.Model):
             models.CheckConstraint(
                 condition=Q(pause_after_failures__isnull=True) | Q(pause_after_failures__gte=1),
                 name="cadence_schedule_pause_after_min_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(notify_after_failures__isnull=True) | Q(notify_after_failures__gte=1),
+                name="cadence_schedule_notify_after_min_1",
             ),
             models.CheckConstraint(
                 condition=Q(start_at__isnull=True)

@@ -64,8 +64,36 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
     _check_bounds(schedule, add)
     _check_executor_and_payload(schedule, add)
     _check_metadata(schedule, add)
+    _check_notify(schedule, add)
     if errors:
         raise ValidationError(errors)
+
+
+NOTIFY_OFF = "off"
+
+
+def notify_channels(value: str) -> list[str]:
+    """The channel names a schedule's ``notify`` lists ("" and "off": none)."""
+    if value.strip().lower() == NOTIFY_OFF:
+        return []
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def _check_notify(schedule: Schedule, add: AddError) -> None:
+    """``notify``: empty, ``off``, or names of channels ``CADENCE_NOTIFY`` configures."""
+    notify: Any = schedule.notify
+    if not isinstance(notify, str):
+        return  # _coerce_field_types said so
+    schedule.notify = notify = notify.strip()
+    configured = [c.name for c in cadence_settings.NOTIFY.channels]
+    unknown = [name for name in notify_channels(notify) if name not in configured]
+    if unknown:
+        choices = ", ".join(configured) if configured else "none are"
+        add(
+            "notify",
+            f"notify names {', '.join(unknown)}, which CADENCE_NOTIFY does not configure "
+            f"(configured: {choices}); leave it empty for every channel, or write off.",
+        )
 
 
 def _check_metadata(schedule: Schedule, add: AddError) -> None:
@@ -299,7 +327,12 @@ def _check_bounds(schedule: Schedule, add: AddError) -> None:
         value = getattr(schedule, field)
         if value is not None and value > MAX_DURATION:
             add(field, f"{field} must be at most {MAX_DURATION.days} days.")
-    for field in ("max_attempts", "max_occurrences", "pause_after_failures"):
+    for field in (
+        "max_attempts",
+        "max_occurrences",
+        "pause_after_failures",
+        "notify_after_failures",
+    ):
         value = getattr(schedule, field)
         if value is not None and value < 1:
             add(field, f"{field} must be at least 1.")

@@ -6,6 +6,13 @@ from datetime import datetime, timedelta
 
 from django.db import models
 
+from ..conf import cadence_settings
+
+
+def worker_timeout() -> timedelta:
+    """A worker silent for this long is lost: three of its longest sleeps or lease renewals."""
+    return 3 * max(cadence_settings.LEASE, cadence_settings.MAX_TICK)
+
 
 class WorkerQuerySet(models.QuerySet["Worker"]):
     def live(self, now: datetime, timeout: timedelta) -> WorkerQuerySet:

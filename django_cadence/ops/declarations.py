@@ -46,6 +46,8 @@ CODE_OWNED_FIELDS = (
     "max_runtime",
     "pause_after_failures",
     "max_silence",
+    "notify",
+    "notify_after_failures",
     "metadata",
 )
 DURATION_FIELDS = frozenset(

@@ -1,5 +1,6 @@
 """Retention of finished attempts: by age, and by count per schedule (``cadence_prune``);
-and of workers that stopped cleanly more than ``STOPPED_WORKERS_KEPT`` ago.
+of workers that stopped cleanly more than ``STOPPED_WORKERS_KEPT`` ago; and of notification
+episodes resolved longer ago than the age rule, with their messages, once none waits to be sent.
 
 Only finished attempts go (succeeded, skipped, missed, cancelled, and dead letters when asked
 for); pending and running ones never do. Each rule is independent: an attempt is deleted when
@@ -20,7 +21,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from ..models import TERMINAL_STATUSES, Attempt, Status, Worker
+from ..models import TERMINAL_STATUSES, Attempt, DeliveryStatus, Notice, Status, Worker
 
 # A stopped worker says how it ended for a day (the admin lists it that long), then goes.
 STOPPED_WORKERS_KEPT = timedelta(days=1)
@@ -125,3 +126,21 @@ def prune_stopped_workers(now: datetime, *, dry_run: bool = False) -> int:
     """Delete (or count) the stopped workers past ``STOPPED_WORKERS_KEPT``; one statement."""
     rows = stopped_workers(now)
     return rows.count() if dry_run else rows.delete()[0]
+
+
+def resolved_notices(now: datetime, older_than: timedelta) -> QuerySet[Notice]:
+    """Episodes resolved more than ``older_than`` ago whose messages are all sent or failed."""
+    waiting = (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
+    return Notice.objects.filter(is_open__isnull=True, resolved_at__lt=now - older_than).exclude(
+        deliveries__status__in=waiting
+    )
+
+
+def prune_resolved_notices(now: datetime, older_than: timedelta, *, dry_run: bool = False) -> int:
+    """Delete (or count) those episodes, their messages with them."""
+    rows = resolved_notices(now, older_than)
+    if dry_run:
+        return rows.count()
+    ids = list(rows.values_list("pk", flat=True))
+    Notice.objects.filter(pk__in=ids).delete()
+    return len(ids)

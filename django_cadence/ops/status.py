@@ -1,4 +1,5 @@
-"""What an operator asks first: is every schedule running on time, what fails, who works.
+"""What an operator asks first: is every schedule running on time, what fails, who works,
+and which episodes of ``CADENCE_NOTIFY`` are open.
 
 :func:`collect` reads it in a fixed handful of queries whatever the number of schedules
 (``cadence_status`` prints it; the metrics collector and the workers admin share its
@@ -20,18 +21,13 @@ from typing import Any
 from django.db.models import Count, Max, Min, OuterRef, Q, QuerySet, Subquery
 
 from .. import store
-from ..conf import cadence_settings
 from ..executors.payloads import escape_control, headline, redact_text
-from ..models import TERMINAL_STATUSES, Attempt, Schedule, Status, Worker, overdue
+from ..models import TERMINAL_STATUSES, Attempt, Notice, Schedule, Status, Worker, overdue
+from ..models.worker import worker_timeout as worker_timeout
 from ..schedule.timefmt import format_utc
 
 FAILING_WINDOW = timedelta(hours=24)
 ERROR_CHARS = 200
-
-
-def worker_timeout() -> timedelta:
-    """A worker silent for this long is lost: three of its longest sleeps or lease renewals."""
-    return 3 * max(cadence_settings.LEASE, cadence_settings.MAX_TICK)
 
 
 def worker_state(
@@ -115,6 +111,15 @@ class WorkerStatus:
 
 
 @dataclass
+class OpenEpisode:
+    event: str
+    name: str
+    opened_at: datetime
+    count: int
+    detail: str
+
+
+@dataclass
 class StatusReport:
     now: datetime
     schedules: list[ScheduleStatus] = field(default_factory=list)
@@ -122,6 +127,7 @@ class StatusReport:
     workers: list[WorkerStatus] = field(default_factory=list)
     queue_depth: int = 0  # ready pending attempts
     last_stopped_at: datetime | None = None  # when the last worker to stop cleanly stopped
+    episodes: list[OpenEpisode] = field(default_factory=list)  # open notifications' episodes
 
     def as_json(self) -> dict[str, Any]:
         data = _jsonable(asdict(self))
@@ -178,6 +184,10 @@ def collect(now: datetime) -> StatusReport:
     report.workers = _workers(now)
     stopped = Worker.objects.filter(stopped_at__isnull=False).aggregate(at=Max("stopped_at"))
     report.last_stopped_at = stopped["at"]
+    report.episodes = [
+        OpenEpisode(n.event, n.name, n.opened_at, n.count, _clean(n.detail))
+        for n in Notice.objects.open().order_by("opened_at")
+    ]
     return report
 
 

@@ -4,7 +4,8 @@ Deletes finished attempts that a retention rule lets go, in batches; pending and
 attempts are never touched, dead letters only with ``--include-dead-letters``. The two rules
 are independent: an attempt goes when it finished more than ``--older-than`` ago, or when it
 is not among the newest ``--keep`` finished attempts of its schedule. Workers that stopped
-cleanly more than a day ago go too.
+cleanly more than a day ago go too, and, under ``--older-than``, notification episodes
+resolved longer ago than that (with their messages).
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_cadence.clock import default_clock
-from django_cadence.ops.retention import Retention, prune, prune_stopped_workers
+from django_cadence.ops.retention import (
+    Retention,
+    prune,
+    prune_resolved_notices,
+    prune_stopped_workers,
+)
 
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _AGE_RE = re.compile(r"(\d+)([smhdw])")
@@ -80,6 +86,9 @@ class Command(BaseCommand):
         now = default_clock().now()
         counts = prune(retention, now, dry_run=dry_run, batch_size=options["batch_size"])
         workers = prune_stopped_workers(now, dry_run=dry_run)
+        episodes = 0
+        if retention.older_than is not None:
+            episodes = prune_resolved_notices(now, retention.older_than, dry_run=dry_run)
         rules = []
         if retention.older_than is not None:
             rules.append(f"{counts.by_age} finished more than {_age(retention.older_than)} ago")
@@ -90,6 +99,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{verb} {counts.total} finished attempt(s): {', '.join(rules)}{kept}")
         if workers:
             self.stdout.write(f"{verb} {workers} worker(s) stopped more than a day ago")
+        if episodes:
+            age = _age(retention.older_than) if retention.older_than else ""
+            self.stdout.write(f"{verb} {episodes} notification episode(s) resolved over {age} ago")
 
 
 def _age(delta: timedelta) -> str:

@@ -5,7 +5,7 @@ Per schedule: enabled, next run, last outcome, lag (how long the oldest ready at
 waited to start) and whether it is overdue. Then the schedules with dead letters in the last
 24 hours, the live and lost workers (silent for more than 3 x max(CADENCE_LEASE,
 CADENCE_MAX_TICK), or whose session lock is gone), when the last one stopped if none is live,
-and the queue depth.
+the queue depth, and the open episodes of the notifications (``CADENCE_NOTIFY``).
 
 ``--check`` prints a one-line summary, then one line per reason (``ops/health.py``), and
 exits 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN: the database did not answer), as
@@ -135,6 +135,13 @@ def render(report: StatusReport) -> list[str]:
     )
     lines.append("")
     lines.append(f"Queue: {report.queue_depth} attempt(s) ready to start")
+    lines.append("")
+    lines.append(f"Open episodes: {len(report.episodes)}")
+    episode_rows = [
+        (e.event, escape_control(e.name), _at(e.opened_at), str(e.count), e.detail or "-")
+        for e in report.episodes
+    ]
+    lines += _table(("EVENT", "ON", "SINCE", "COUNT", "LATEST"), episode_rows)
     return lines
 
 

@@ -5,7 +5,8 @@ It parses options, installs signal handlers and runs the engine with its start-u
 below ops, leaves to it. The first SIGTERM/SIGINT stops claiming and drains; a second one
 exits at once (leases then expire and another worker recovers the attempts). A worker
 holding ``CADENCE_STUCK_THREADS_LIMIT`` stuck threads drains and exits with status 3, for its
-supervisor to start a fresh one; one whose stopped try runs on past its claim exits at once
+supervisor to start a fresh one, after recording the ``worker_unhealthy`` episode that
+``CADENCE_NOTIFY`` tells of; one whose stopped try runs on past its claim exits at once
 with status 4 (``engine.watchdog``).
 """
 
@@ -17,6 +18,7 @@ import gc
 import logging
 import os
 import signal
+import socket
 import threading
 from typing import Any
 
@@ -28,6 +30,8 @@ from django_cadence import log_output, metrics, store
 from django_cadence.engine.loop import Engine
 from django_cadence.engine.workers import check_worker_id
 from django_cadence.exceptions import UnsupportedConnection
+from django_cadence.models import Event
+from django_cadence.notify import episodes
 from django_cadence.ops.reconcile import reconcile_on_start
 from django_cadence.ops.status import schedules_summary
 from django_cadence.store import bounds
@@ -115,7 +119,23 @@ class Command(BaseCommand):
         if engine.unhealthy:
             # As Gunicorn recycles a worker that missed its timeout: a fresh process has no
             # stuck threads. Status 3 tells its supervisor to start one.
+            exited_unhealthy(engine, engine.unhealthy, UNHEALTHY_EXIT)
             raise CommandError(engine.unhealthy, returncode=UNHEALTHY_EXIT)
+
+
+def exited_unhealthy(engine: Engine, why: str, status: int) -> None:
+    """Record, before the exit, the ``worker_unhealthy`` episode of this host (CADENCE_NOTIFY):
+    any worker's notifier sends it. A database that cannot take the write loses it: the
+    supervisor's restart, and Sentry's missed check-ins, still say so."""
+    with contextlib.suppress(DatabaseError):
+        host = socket.gethostname()
+        episodes.open_or_count(
+            Event.WORKER_UNHEALTHY,
+            f"host:{host}",
+            host,
+            engine.clock.now(),
+            detail=f"worker {engine.worker_id} exited with status {status}: {why}",
+        )
 
 
 def start_up(engine: Engine) -> None:

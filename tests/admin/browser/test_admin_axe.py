@@ -22,7 +22,16 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from django_cadence import services
-from django_cadence.models import Attempt, Schedule, Status, Worker
+from django_cadence.models import (
+    Attempt,
+    Delivery,
+    DeliveryStatus,
+    Event,
+    Notice,
+    Schedule,
+    Status,
+    Worker,
+)
 from django_cadence.ops import reconcile
 from tests.admin.browser.conftest import ADMIN, USERNAME, log_in
 
@@ -146,8 +155,48 @@ def night(transactional_db, settings):
         started_at=now - timedelta(hours=3),
         heartbeat_at=now - timedelta(minutes=20),
     )
+    _notices(settings, now)
     schedules = {s.name: s for s in Schedule.objects.all()}
     return schedules, attempts
+
+
+def _notices(settings, now) -> None:
+    """A notification channel, an open episode with its message sent, and one resolved."""
+    settings.CADENCE_NOTIFY = {
+        "channels": {
+            "ops-hook": {
+                "type": "webhook",
+                "url": "http://127.0.0.1:9/cadence",
+                "secret": "a-shared-secret-of-some-length",
+            }
+        }
+    }
+    export = Schedule.objects.get(name="export-invoices")
+    for is_open, event in ((True, Event.DEAD_LETTER), (None, Event.FAILING)):
+        notice = Notice.objects.create(
+            event=event,
+            subject=f"schedule:{export.pk}",
+            schedule=export,
+            name=export.name,
+            is_open=is_open,
+            opened_at=now - timedelta(hours=1),
+            last_seen_at=now - timedelta(minutes=5),
+            resolved_at=None if is_open else now - timedelta(minutes=30),
+            count=3,
+            detail="RuntimeError: the report timed out",
+        )
+        Delivery.objects.create(
+            notice=notice,
+            state="open",
+            channel="ops-hook",
+            body={"summary": f"{export.name}: an attempt was dead-lettered"},
+            status=DeliveryStatus.SENT,
+            created_at=now - timedelta(hours=1),
+            next_try_at=now - timedelta(hours=1),
+            tries=1,
+            sent_at=now - timedelta(hours=1),
+            sender="web-1:4242:a1b2c3",
+        )
 
 
 def pages_by_address(schedules, attempts) -> list[str]:
@@ -175,6 +224,10 @@ def pages_by_address(schedules, attempts) -> list[str]:
         f"{ADMIN}/worker/",
         f"{ADMIN}/worker/?state=all",
         f"{ADMIN}/worker/{Worker.objects.get(host='web-1').pk}/change/",
+        f"{ADMIN}/notice/",
+        f"{ADMIN}/notice/?is_open__exact=1",
+        *(f"{ADMIN}/notice/{n.pk}/change/" for n in Notice.objects.all()),
+        f"{ADMIN}/notice/test/",
     ]
 
 

@@ -106,6 +106,13 @@ def bad_night(transactional_db):
     return schedule, attempts
 
 
+HOOK = {
+    "type": "webhook",
+    "url": "https://alerts.example.com/django-cadence/notifications",
+    "secret": "a-shared-secret-of-some-length",
+}
+
+
 def pages(schedule: Schedule, attempts: dict[str, Attempt]) -> list[str]:
     dead, pending = attempts[Status.DEAD_LETTER], attempts[Status.PENDING]
     return [
@@ -120,6 +127,8 @@ def pages(schedule: Schedule, attempts: dict[str, Attempt]) -> list[str]:
         f"{ADMIN}/retry/",
         f"{ADMIN}/retry/{pending.pk}/change/",
         f"{ADMIN}/worker/",
+        f"{ADMIN}/notice/",
+        f"{ADMIN}/notice/test/",
         f"{ADMIN}/overview/",
         "/admin/",
     ]
@@ -146,7 +155,8 @@ def overflow(page: Page) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("width", [1280, 1024])
-def test_every_page_fits_with_the_sidebar_open(page, bad_night, width, tmp_path, shoot):
+def test_every_page_fits_with_the_sidebar_open(page, bad_night, width, tmp_path, shoot, settings):
+    settings.CADENCE_NOTIFY = {"channels": {"ops-mail": {"type": "mail"}, "ops-hook": HOOK}}
     page.set_viewport_size({"width": width, "height": 800})
     log_in(page)
     wide = {}
@@ -156,6 +166,8 @@ def test_every_page_fits_with_the_sidebar_open(page, bad_night, width, tmp_path,
             assert page.locator("#nav-sidebar").is_visible()
         if width == 1280 and url.endswith("/overview/"):
             shoot("overview")
+        if width == 1280 and url.endswith("/notice/test/"):
+            shoot("notifications-test")
         if extra := overflow(page):
             wide[url] = extra
             page.screenshot(path=tmp_path / f"{width}-{len(wide)}.png")

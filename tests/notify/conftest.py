@@ -1,0 +1,39 @@
+"""Real receivers (``tests/support/receivers.py``) and ``CADENCE_NOTIFY`` for the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.receivers import Hook, Mailbox, serve_hook, serve_smtp, smtp_settings
+
+
+@pytest.fixture
+def hook() -> Iterator[Hook]:
+    """An HTTP server on 127.0.0.1 that verifies every webhook's signature."""
+    received, server = serve_hook()
+    yield received
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def smtp(settings) -> Iterator[Mailbox]:
+    """A real SMTP server (aiosmtpd) on 127.0.0.1, Django's SMTP backend pointed at it."""
+    box, controller = serve_smtp()
+    for name, value in smtp_settings(box).items():
+        setattr(settings, name, value)
+    yield box
+    controller.stop()
+
+
+@pytest.fixture
+def notify(settings):
+    """Configure ``CADENCE_NOTIFY``: ``notify(channels={...}, failures=3)``."""
+
+    def configure(**value: Any) -> None:
+        settings.CADENCE_NOTIFY = value
+
+    return configure
