@@ -4,9 +4,10 @@ and cut under a statement that waits on a silent network past its limit."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db import DatabaseError, close_old_connections, connections
@@ -15,6 +16,9 @@ from .. import store
 from ..store import bounds
 
 logger = logging.getLogger("django_cadence.engine")
+
+# The methods of Django's connection that wait on the server without a cursor.
+TRANSACTION_CALLS = ("_set_autocommit", "_commit", "_rollback")
 
 
 class EngineConnection:
@@ -51,14 +55,35 @@ class EngineConnection:
             store.of(self.using).set_up_engine_session()
         if self._track not in connection.execute_wrappers:
             connection.execute_wrappers.append(self._track)
+        # A transaction's start, commit and rollback are round trips the driver makes
+        # outside any cursor (mysqlclient's ``autocommit()``, psycopg's ``commit()``).
+        for name in TRANSACTION_CALLS:
+            call = getattr(connection, name)
+            if not getattr(call, "_cadence_timed", False):
+                setattr(connection, name, self._timed(call))
 
     def _track(
         self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
     ) -> Any:
+        with self._in_flight():
+            return execute(sql, params, many, context)
+
+    def _timed(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(call)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with self._in_flight():
+                return call(*args, **kwargs)
+
+        timed._cadence_timed = True  # type: ignore[attr-defined]
+        return timed
+
+    @contextlib.contextmanager
+    def _in_flight(self) -> Iterator[None]:
+        """Mark a round trip of the engine's connection as waiting, for ``cut_if_stuck``."""
         raw = connections[self.using].connection
         self.call = (time.monotonic(), store.of(self.using).socket_of(raw) if raw else None)
         try:
-            return execute(sql, params, many, context)
+            yield
         finally:
             self.call = None
 
