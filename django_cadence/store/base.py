@@ -180,8 +180,16 @@ class Store:
         return {}
 
     def socket_of(self, raw: Any) -> int | None:
-        """The socket of the DB-API connection ``raw`` (None: a file, not a socket), read on
-        the thread that uses it: ``bounds.shut_down`` may then end a wait on it from any."""
+        """The socket of the DB-API connection ``raw`` (None: a file, not a socket, or a
+        connection already lost), read on the thread that uses it: ``bounds.shut_down`` may
+        then end a wait on it from any."""
+        try:
+            return self.driver_socket(raw)
+        except (self.connection.Database.Error, OSError, ValueError):
+            return None  # the driver says the connection is gone: nothing left to cut
+
+    def driver_socket(self, raw: Any) -> int | None:
+        """The driver's own way to the socket of ``raw``; may raise the driver's errors."""
         return None
 
     def limit_session(self, connection: BaseDatabaseWrapper, limits: Any) -> None:

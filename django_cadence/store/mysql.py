@@ -41,7 +41,7 @@ class MySQLStore(Store):
     def socket_options(self) -> dict[str, Any]:
         return {"connect_timeout": bounds.CONNECT_TIMEOUT}  # keepalives: ``limit_session``
 
-    def socket_of(self, raw: Any) -> int | None:
+    def driver_socket(self, raw: Any) -> int | None:
         return int(raw.fileno())
 
     def limit_session(self, connection: BaseDatabaseWrapper, limits: Any) -> None:

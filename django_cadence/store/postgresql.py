@@ -199,7 +199,7 @@ class PostgreSQLStore(Store):
             "tcp_user_timeout": bounds.TCP_USER_TIMEOUT * 1000,
         }
 
-    def socket_of(self, raw: Any) -> int | None:
+    def driver_socket(self, raw: Any) -> int | None:
         pgconn = getattr(raw, "pgconn", None)  # psycopg 3; psycopg2 has fileno()
         return int(pgconn.socket if pgconn is not None else raw.fileno())
 

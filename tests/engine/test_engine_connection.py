@@ -10,6 +10,7 @@ import socket
 import pytest
 from django.db import connection, transaction
 
+from django_cadence import store
 from django_cadence.engine.connection import EngineConnection
 from django_cadence.store import bounds
 
@@ -81,3 +82,16 @@ def test_a_round_trip_past_its_limit_has_its_socket_shut(engine_connection, capl
     finally:
         near.close()
         far.close()
+
+
+def test_a_connection_already_lost_has_no_socket_to_cut(engine_connection):
+    """The driver raises when asked for a lost connection's socket: the round trip still
+    goes on (and fails as the driver says), with nothing for the watchdog to cut."""
+    engine_connection.set_up()
+    raw = connection.connection
+    raw.close()
+    assert store.of(connection.alias).socket_of(raw) is None
+    with engine_connection._in_flight():
+        assert engine_connection.call is not None
+        assert engine_connection.call[1] is None
+    connection.connection = None  # Django opens a fresh one for the next test
