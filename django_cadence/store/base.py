@@ -183,9 +183,10 @@ class Store:
         """The socket of the DB-API connection ``raw`` (None: a file, not a socket, or a
         connection already lost), read on the thread that uses it: ``bounds.shut_down`` may
         then end a wait on it from any."""
+        driver_error = self.connection.Database.Error  # type: ignore[attr-defined]
         try:
             return self.driver_socket(raw)
-        except (self.connection.Database.Error, OSError, ValueError):
+        except (driver_error, OSError, ValueError):
             return None  # the driver says the connection is gone: nothing left to cut
 
     def driver_socket(self, raw: Any) -> int | None:
