@@ -87,9 +87,12 @@ def sleep_for(seconds: float, context: Any = None) -> str:
         return sleep_or_cancel(seconds, context)
 
 
-def record_span(directory: str, seconds: float, context: Any) -> str:
-    """Run ``seconds`` (stopping early once cancelled) and record this execution in a file
-    of its own in ``directory``: its start first, then its end and whether it saw its cancel.
+def record_span(
+    directory: str, seconds: float, context: Any, rerun_seconds: float | None = None
+) -> str:
+    """Run ``seconds`` (``rerun_seconds`` from the second try on, if given; stopping early once
+    cancelled) and record this execution in a file of its own in ``directory``: its start
+    first, then its end and whether it saw its cancel.
 
     Execution guarantees (never two at once, never twice) are counted from these files, which
     the job writes itself, not from the rows the engine writes.
@@ -103,6 +106,8 @@ def record_span(directory: str, seconds: float, context: Any) -> str:
         "start": time.time(),
     }
     _write_whole(path, span)
+    if rerun_seconds is not None and context.try_number > 1:
+        seconds = rerun_seconds
     outcome = sleep_or_cancel(seconds, context)
     span.update(end=time.time(), cancelled=outcome == "cancelled")
     _write_whole(path, span)

@@ -48,13 +48,12 @@ def fault_proxy():
 
 
 def holder_and_survivor(
-    worker, due_schedule, tmp_path, proxy, executor="tests.jobs.record_span", seconds=JOB
+    worker, due_schedule, tmp_path, proxy, executor="tests.jobs.record_span", seconds=JOB, **payload
 ):
     """A, behind the proxy, runs a long job; B, direct, runs beside it with nothing to do."""
     holder = worker("A", concurrency=1, settings=SETTINGS, env=proxy.env).wait_started()
-    schedule = due_schedule(
-        executor=executor, payload={"seconds": seconds, "directory": str(tmp_path)}, overlap="queue"
-    )
+    payload.update(seconds=seconds, directory=str(tmp_path))
+    schedule = due_schedule(executor=executor, payload=payload, overlap="queue")
     wait_for_status(schedule, Status.RUNNING, worker="A", timeout=20)
     survivor = worker("B", settings=SETTINGS).wait_started()
     wait_until(lambda: spans(tmp_path), timeout=10, message="A's job to start")
@@ -73,7 +72,10 @@ def ended(run: dict) -> dict | None:
 def test_a_cut_longer_than_the_lease_stops_the_try_before_the_survivor_runs_it(
     worker, due_schedule, tmp_path, fault_proxy, cut
 ):
-    holder, survivor, schedule = holder_and_survivor(worker, due_schedule, tmp_path, fault_proxy)
+    # A's try runs until it is told to stop, however long starting B took; B's re-run is short.
+    holder, survivor, schedule = holder_and_survivor(
+        worker, due_schedule, tmp_path, fault_proxy, seconds=10 * JOB, rerun_seconds=JOB
+    )
     cut_at = time.time()
     fault_proxy.hold()
 
