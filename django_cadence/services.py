@@ -20,7 +20,8 @@ from . import signals, store
 from .admission import overlap_states, planned_row
 from .clock import default_clock
 from .exceptions import CadenceError
-from .executors.payloads import clean_text, escape_control
+from .executors.log_text import escape_control
+from .executors.redaction import clean_text
 from .models import Attempt, Schedule, Status, Trigger
 from .schedule import policies
 
