@@ -13,24 +13,12 @@ from django_cadence.schedule import durations
 
 def count(value: str) -> int:
     """A whole number, 0 or more (``--keep``)."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return number
+    return _whole_number(value, least=0)
 
 
 def positive_int(value: str) -> int:
     """A whole number, 1 or more (``--concurrency``, ``--batch-size``)."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return number
+    return _whole_number(value, least=1)
 
 
 def positive_seconds(value: str) -> float:
@@ -61,3 +49,13 @@ def worker_id(value: str) -> str:
         return check_worker_id(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _whole_number(value: str, *, least: int) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if number < least:
+        raise argparse.ArgumentTypeError(f"must be {least} or more")
+    return number
