@@ -1,3 +1,5 @@
+"""The app's configuration: ``ready()`` only wires checks, signal receivers and ``jobs.py``."""
+
 from django.apps import AppConfig
 
 

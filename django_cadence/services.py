@@ -1,10 +1,11 @@
-"""Operations for the admin and user code: run now, pause, resume, retry, cancel.
+"""Operations for the admin and user code: run now, pause, resume, retry a dead letter, run a
+waiting retry now, cancel, send a test notification.
 
 Instants come from the engine clock (the database server's on PostgreSQL and MariaDB), so a
 web host with a skewed clock makes a run neither early nor late.
 
-Each is one short transaction with the rows it changes locked, so it composes safely with
-running engines; the admin's actions are one-liners over these.
+Each that changes rows is one short transaction with those rows locked, so it composes safely
+with running engines; the admin's actions are one-liners over these.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from . import signals, store
 from .admission import overlap_states, planned_row
 from .clock import default_clock
 from .exceptions import CadenceError
-from .executors.payloads import clean_text, escape_control
+from .executors.log_text import escape_control
+from .executors.redaction import clean_text
 from .models import Attempt, Schedule, Status, Trigger
 from .schedule import policies
 

@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from . import signals, store
-from .executors.payloads import headline, log_value
+from .executors.log_text import headline, log_value
 from .notify import sentry
 
 logger = logging.getLogger("django_cadence.events")

@@ -49,7 +49,8 @@ def send(signal: Signal, sender: Any, **kwargs: Any) -> None:
 
 
 def _log_failed_receiver(signal: Signal, receiver: Any, error: Exception) -> None:
-    from .executors.payloads import clean_text, escape_control
+    from .executors.log_text import escape_control
+    from .executors.redaction import clean_text
 
     name = next((n for n, s in globals().items() if s is signal), "signal")
     where = f"{getattr(receiver, '__module__', '?')}.{getattr(receiver, '__qualname__', '?')}"

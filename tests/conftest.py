@@ -1,5 +1,5 @@
 """Fixtures shared by the suite: a schedule factory, fake clocks and engines, the admin's
-superuser, and PgBouncers in front of the PostgreSQL server."""
+superuser, the webhook receiver, and PgBouncers in front of the PostgreSQL server."""
 
 from __future__ import annotations
 
@@ -125,6 +125,18 @@ def threaded_engine(db, clock):
     yield factory
     for engine in engines:
         engine.close()
+
+
+@pytest.fixture
+def hook():
+    """An HTTP server on 127.0.0.1 that verifies every webhook's signature
+    (``tests/support/receivers.py``); what it received, as a ``Hook``."""
+    from tests.support.receivers import serve_hook
+
+    received, server = serve_hook()
+    yield received
+    server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@
 Payloads, outcomes, errors and try histories come from jobs (and so, indirectly, from whoever
 feeds those jobs). Everything here builds HTML with ``format_html`` / ``format_html_join``,
 which escape every argument; nothing job-provided is ever passed to ``mark_safe``. Secrets
-are hidden first: structured values through ``payloads.redact``, free text through
-``payloads.redact_text``. A changelist shows one excerpt per row, so only the part shown is
+are hidden first: structured values through ``redaction.redact``, free text through
+``redaction.redact_text``. A changelist shows one excerpt per row, so only the part shown is
 redacted there (see :func:`scrubbed`); a detail page redacts the whole text.
 """
 
@@ -19,7 +19,8 @@ from typing import Any
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..executors.payloads import headline, redact, redact_text
+from ..executors.log_text import headline
+from ..executors.redaction import redact, redact_text
 from ..models import Status
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant, format_utc

@@ -22,7 +22,7 @@ from django.utils.html import format_html
 from ..conf import cadence_settings
 from ..executors import discovery
 from ..executors.allow_list import is_allowed
-from ..executors.payloads import REDACTED, redact
+from ..executors.redaction import REDACTED, redact
 from ..executors.registry import registered_jobs
 from ..models import Schedule
 from ..models.schedule import default_timezone

@@ -1,7 +1,9 @@
-"""What the admin actions need besides ``services.py``: permission names and two operations.
+"""What the admin actions need besides ``services.py``: the permission each asks for, one
+transaction for an action and its admin history entry, and discarding dead letters.
 
-Each action is gated by its own permission (declared on the proxies in ``models/``). The two
-operations below are admin-only; ``services.py`` has no equivalent yet (see their docstrings).
+Each action is gated by its own permission (declared on the proxies in ``models/``).
+Discarding is the one admin-only operation: it writes the admin history (``LogEntry``), which
+``services.py`` knows nothing of.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
-from ..executors.payloads import redact_text
+from ..executors.redaction import redact_text
 from ..models import Attempt, Kind, Schedule
 from ..models.overdue import with_last_success
 from ..models.validation import KIND_FIELDS

@@ -26,7 +26,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.utils.text import smart_split, unescape_string_literal
 
-from ..executors.payloads import redact
+from ..executors.redaction import redact
 from ..models import Schedule
 
 

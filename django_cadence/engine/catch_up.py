@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..models import Schedule, Status
 from ..schedule import policies
 

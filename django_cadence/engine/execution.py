@@ -21,7 +21,9 @@ from django.db import transaction
 from .. import store
 from ..exceptions import ExecutorNotAllowed, Permanent
 from ..executors import allow_list, calling
-from ..executors.payloads import clean_text, outcome_or_none
+from ..executors.payloads import outcome_or_none
+from ..executors.redaction import clean_text
+from .tuning import CHILD_EXIT_WAIT, CHILD_POLL
 
 if TYPE_CHECKING:
     from .claims import Claim
@@ -165,9 +167,9 @@ def _run_in_process(claim: Claim) -> TryResult:
     child.close()
     try:
         while True:
-            if parent.poll(0.05):
+            if parent.poll(CHILD_POLL):
                 kind, value, error = parent.recv()
-                process.join(5)
+                process.join(CHILD_EXIT_WAIT)
                 return TryResult(kind, value, error)
             if not process.is_alive():
                 return _died(process.exitcode)
@@ -176,11 +178,11 @@ def _run_in_process(claim: Claim) -> TryResult:
                 process.join()
                 return TryResult("error", error="child process killed: the try was cancelled")
     except EOFError:
-        process.join(5)
+        process.join(CHILD_EXIT_WAIT)
         return _died(process.exitcode)
     finally:
         if process.is_alive():
             process.kill()
-            process.join(5)
+            process.join(CHILD_EXIT_WAIT)
         claim.in_job = process.is_alive()
         parent.close()

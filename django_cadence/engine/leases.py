@@ -21,7 +21,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from .. import store
 from ..conf import cadence_settings
 from ..executors import registry as executors
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..models import Attempt, Status
 from ..models.transitions import AttemptTransitions
 from ..schedule import policies

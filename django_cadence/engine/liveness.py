@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import store
 from ..conf import cadence_settings
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..models import Worker
 
 logger = logging.getLogger("django_cadence.engine")

@@ -26,7 +26,7 @@ from django.db import DatabaseError, reset_queries
 from .. import notify, store
 from ..clock import Clock, DatabaseClock, default_clock, log_clock_skew
 from ..conf import cadence_settings
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..notify.sender import Notifier
 from . import leases, next_event, planner, recovery, stuck, workers
 from .connection import EngineConnection

@@ -12,8 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from .. import notify, signals
-from ..executors.payloads import clean_text, escape_control
-from ..executors.redaction import MAX_TEXT_CHARS
+from ..executors.log_text import escape_control
+from ..executors.redaction import MAX_TEXT_CHARS, clean_text
 from ..models import Attempt, Event, Schedule, Status
 from ..models.transitions import history_entry
 from ..notify import episodes, failures

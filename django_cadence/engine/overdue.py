@@ -23,11 +23,11 @@ from django.db import connections
 from django.db.models import Q
 
 from .. import notify, signals, store
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..models import Event, Schedule
 from ..models.overdue import Silence, overdue
 from ..notify import episodes
-from .tuning import OVERDUE_PROBE, OVERDUE_QUIET
+from .tuning import CLOSE_WAIT, OVERDUE_PROBE, OVERDUE_QUIET
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -62,7 +62,7 @@ class OverdueWatch:
         )
         self._thread.start()
 
-    def close(self, timeout: float = 5.0) -> None:
+    def close(self, timeout: float = CLOSE_WAIT) -> None:
         """Wait (up to ``timeout``) for a probe under way."""
         if self._thread is not None:
             self._thread.join(timeout)

@@ -17,7 +17,7 @@ import time
 from django.db import DatabaseError
 
 from .. import store
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from . import liveness
 from .tuning import START_CONFIRMED
 

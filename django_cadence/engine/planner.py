@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from .. import signals, store
 from ..admission import overlap_states, planned_row
 from ..conf import cadence_settings
-from ..executors.payloads import escape_control
+from ..executors.log_text import escape_control
 from ..models import Attempt, Schedule, Status, Trigger
 from ..schedule import policies, specs
 from ..store import batch_writes

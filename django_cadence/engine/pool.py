@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from django.db import DatabaseError, connections
 
-from .tuning import THREAD_IDLE_EXIT
+from .tuning import CLOSE_WAIT, THREAD_IDLE_EXIT
 
 
 def _drop_broken_connections() -> None:
@@ -118,7 +118,7 @@ class TryPool:
         with self._lock:
             return self._threads
 
-    def shutdown(self, timeout: float = 5.0) -> None:
+    def shutdown(self, timeout: float = CLOSE_WAIT) -> None:
         """Stop idle threads and wait (up to ``timeout``) until they closed their connections.
 
         Busy threads finish their try first and then exit, since the pool's size drops to 0.

@@ -23,7 +23,7 @@ from django.db.models import Min, Q
 from .. import signals, store
 from ..conf import cadence_settings
 from ..executors.calling import idempotency_key
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..models import Attempt
 from ..models.options import resolved_options
 from ..models.transitions import LostTry

@@ -22,7 +22,7 @@ from django.db import DatabaseError, connections
 
 from .. import signals, store
 from ..clock import Clock, estimate_of
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..models import Attempt
 from . import leases, outcomes
 from .claims import Claim

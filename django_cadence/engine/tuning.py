@@ -66,6 +66,17 @@ START_TIMER_STEP = 0.1
 # A try thread idle this long exits and closes its database connections: a pool sized for
 # bursts costs nothing between them, and a steady trickle keeps its threads warm.
 THREAD_IDLE_EXIT = 60.0
+# At shutdown, the longest the engine waits for a thread of its own (an idle try thread
+# closing its connections, an overdue probe under way) before it goes on without it.
+CLOSE_WAIT = 5.0
+
+# --- process-isolated tries (execution) -----------------------------------------------------
+
+# How often the thread that runs a try in a child process looks for its result, its death or
+# a cancel: a cancelled try's child is killed within this many seconds.
+CHILD_POLL = 0.05
+# How long that thread waits for the child to exit once it answered, died or was killed.
+CHILD_EXIT_WAIT = 5.0
 
 # --- lost workers (lost_workers) -----------------------------------------------------------
 

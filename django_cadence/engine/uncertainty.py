@@ -19,7 +19,7 @@ from django.db import connections
 
 from .. import store
 from ..exceptions import ClaimLost, UncertainNotDurable
-from ..executors.payloads import escape_control
+from ..executors.log_text import escape_control
 from ..models import Attempt
 
 logger = logging.getLogger("django_cadence.runner")

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from ..clock import DatabaseClock
 from ..conf import cadence_settings
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..store import bounds
 from .tuning import LEASE_MARGIN, WATCHDOG_IDLE
 

@@ -1,4 +1,5 @@
-"""Payloads and outcomes: JSON only, bounded, redacted for display, escaped for logs.
+"""Payloads and outcomes: JSON only, bounded; an outcome that cannot be stored kept as a
+redacted repr.
 
 A payload is stored in a ``JSONField`` on every supported database and passed to the job as
 keyword arguments, so it must survive a JSON round trip unchanged: a JSON object with string
@@ -8,7 +9,6 @@ both). Its size is that of its compact UTF-8 JSON text.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -17,20 +17,8 @@ from typing import Any
 
 from ..conf import cadence_settings
 from ..exceptions import InvalidPayload
-from .redaction import MAX_DEPTH, REDACTED, clean_text, redact, redact_text
-
-__all__ = [
-    "MAX_DEPTH",
-    "REDACTED",
-    "clean_text",
-    "escape_control",
-    "headline",
-    "log_value",
-    "outcome_or_none",
-    "redact",
-    "redact_text",
-    "validate_payload",
-]
+from .log_text import escape_control
+from .redaction import MAX_DEPTH, clean_text
 
 _UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 _SCALARS = (str, int, float, bool, type(None))
@@ -148,63 +136,3 @@ def _safe_repr(value: Any) -> str:
         return _repr.repr(value)
     except Exception:  # noqa: BLE001 - reprlib catches most, not a failing __repr__ of a container
         return f"<{type(value).__name__} whose repr() raised>"
-
-
-_CONTROL = {
-    **{code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))},
-    **{code: f"\\u{code:04x}" for code in (0x2028, 0x2029, *range(0x202A, 0x202F))},
-    **{code: f"\\u{code:04x}" for code in range(0x2066, 0x206A)},
-    ord("\n"): "\\n",
-    ord("\r"): "\\r",
-    ord("\t"): "\\t",
-}
-
-
-def escape_control(text: str) -> str:
-    """``text`` on one visible line: control, line-separator and bidi characters escaped.
-
-    Job-provided text goes into log lines; a raw newline would forge a second record and
-    an escape sequence or a bidi override would rewrite what a terminal shows. Backslashes
-    are left alone, so an escaped character is not distinguishable from its spelled-out form.
-    """
-    return str(text).translate(_CONTROL)
-
-
-def log_value(value: object, limit: int = 300) -> str:
-    """A value from outside (a name, a reason, a worker id, an error) as it goes into a log
-    line: redacted, storable, at most about ``limit`` characters, on one visible line.
-
-    Schedule names and worker ids recur in every line of a busy worker: short strings are
-    cleaned once per set of secret names (``_short_log_value``)."""
-    if type(value) is str and len(value) <= SHORT_LOG_VALUE:
-        return _short_log_value(value, limit, cadence_settings.SECRET_KEYS)
-    return escape_control(clean_text(value, limit))
-
-
-SHORT_LOG_VALUE = 200
-
-
-@functools.lru_cache(maxsize=4096)
-def _short_log_value(value: str, limit: int, secret_keys: tuple[str, ...]) -> str:
-    """``log_value`` of a short string; ``secret_keys`` is part of the key, so a change of
-    ``CADENCE_SECRET_KEYS`` is never served from the cache."""
-    return escape_control(clean_text(value, limit))
-
-
-TRACEBACK_HEAD = "Traceback (most recent call last):"
-
-
-def headline(text: str) -> str:
-    """The line that says what went wrong: a traceback's exception line, else the first line.
-
-    Errors recorded by the engine are whole tracebacks, whose first line is always
-    ``Traceback (most recent call last):``; the exception (``module.Error: message``) is the
-    first unindented line after the frames of the last traceback (the last of a chain).
-    """
-    lines = text.strip().splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith(TRACEBACK_HEAD)]
-    if starts:
-        for line in lines[starts[-1] + 1 :]:
-            if line.strip() and not line[0].isspace():
-                return line
-    return lines[0] if lines else ""

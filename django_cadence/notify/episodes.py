@@ -22,7 +22,7 @@ from django.db.models import F
 
 from .. import store
 from ..conf import cadence_settings
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..models import Delivery, Event, Notice, NoticeState, Schedule
 from ..models.notice import schedule_subject
 from . import enabled, messages, routing

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..executors.payloads import headline
+from ..executors.log_text import headline
 from ..executors.redaction import clean_text, redact
 from ..models import Event, Notice, NoticeState
 

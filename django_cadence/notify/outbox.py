@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from django.db.models import F
 
 from ..conf import cadence_settings
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from ..models import Delivery, DeliveryStatus
 from . import channels
 

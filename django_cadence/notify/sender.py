@@ -18,7 +18,7 @@ from datetime import datetime
 
 from django.db import DatabaseError, connections
 
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from . import clearing, episodes, outbox
 
 logger = logging.getLogger("django_cadence.notify")

@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..executors import registry as executors
-from ..executors.payloads import clean_text
+from ..executors.redaction import clean_text
 from ..models.validation import TASK_EXECUTOR, to_duration
 
 if TYPE_CHECKING:

@@ -31,7 +31,8 @@ from .. import signals, store
 from ..clock import Clock
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
-from ..executors.payloads import log_value, redact
+from ..executors.log_text import log_value
+from ..executors.redaction import redact
 from ..models import Lock, Schedule
 from . import declarations
 from .declarations import CODE_OWNED_FIELDS, DeclarationError

@@ -21,7 +21,8 @@ from typing import Any
 from django.db.models import Count, Max, Min, OuterRef, Q, QuerySet, Subquery
 
 from .. import store
-from ..executors.payloads import escape_control, headline, redact_text
+from ..executors.log_text import escape_control, headline
+from ..executors.redaction import redact_text
 from ..models import TERMINAL_STATUSES, Attempt, Notice, Schedule, Status, Worker, overdue
 from ..models.worker import worker_timeout as worker_timeout
 from ..schedule.timefmt import format_utc

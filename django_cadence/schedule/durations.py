@@ -1,9 +1,15 @@
 """Durations as people type them: ``"5 minutes"``, ``"1h 30m"``, ``"0:05:00"``, ``"PT5M"``, 300.
 
-One reader for the model, ``CADENCE_SCHEDULES`` and the admin, so a duration means the same
-wherever it is typed. ``"00:05"`` is refused rather than guessed: Django's ``parse_duration``
-reads it as five seconds (minutes:seconds) where most people mean five minutes
-(hours:minutes); the message suggests both unambiguous forms.
+The one home of the duration grammars, with one table of units. :func:`parse` is the reader
+for the model, ``CADENCE_SCHEDULES`` and the admin, so a duration means the same wherever it
+is typed. ``"00:05"`` is refused rather than guessed: Django's ``parse_duration`` reads it as
+five seconds (minutes:seconds) where most people mean five minutes (hours:minutes); the
+message suggests both unambiguous forms.
+
+:func:`short` is the commands' narrower form, a whole number and one unit letter (``30d``),
+as ``cadence_prune --older-than`` takes it. It stays narrower on purpose: an age decides what
+is deleted, and under :func:`parse` a bare ``30`` would be thirty seconds, not the thirty
+days someone typing it most likely means.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ UNITS = {
 }
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*(?:,|and\s)?", re.IGNORECASE)
 _MINUTES_SECONDS = re.compile(r"^\s*-?\d+:\d+(?:[.,]\d+)?\s*$")
+_SHORT = re.compile(r"(\d+)([smhdw])")
+SHORT_EXAMPLES = "30d, 12h, 90m, 45s or 2w"
 
 
 class DurationError(ValueError):
@@ -62,6 +70,15 @@ def parse(value: Any) -> timedelta | None:
     if parsed is None:
         raise DurationError(f"must be a duration: {ACCEPTED}; not {value!r}.")
     return parsed
+
+
+def short(value: str) -> timedelta | None:
+    """A whole number and one unit letter (``30d``, ``12h``, ``90m``, ``45s``, ``2w``), in any
+    case, around blanks; ``None`` if ``value`` is not that."""
+    match = _SHORT.fullmatch(value.strip().lower())
+    if match is None:
+        return None
+    return timedelta(seconds=int(match.group(1)) * UNITS[match.group(2)])
 
 
 def _words(value: str) -> timedelta | None:

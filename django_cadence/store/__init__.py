@@ -1,8 +1,14 @@
-"""Everything that differs by database vendor, behind one interface (:class:`.base.Store`).
+"""Cadence's side of its database: what differs by vendor, behind one interface
+(:class:`.base.Store`), and what every vendor shares beneath the ORM.
 
 ``store.of(using)`` is the store of a database alias: what it can do (server clock,
-notifications, row locks, one engine per file) and the statements spelled for it.
-``store.alias()`` is the alias Cadence lives in, the one every query of Cadence goes to.
+notifications, row locks, one engine per file) and the statements spelled for it
+(``base``, ``postgresql``, ``mysql``, ``sqlite``). ``store.alias()`` is the alias Cadence
+lives in, the one every query of Cadence goes to. Beside them, the same on every vendor: the
+busy round's statements written once in SQL (``batch_writes``), reads compiled once
+(``prepared``), bounded waits on a worker's connections (``bounds``), pooling proxies found
+(``pooling``) and the identity trigger (``identity_guard``). No code outside this folder asks
+for the vendor.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..exceptions import UnsupportedConnection
-from ..executors.payloads import log_value
+from ..executors.log_text import log_value
 from . import bounds, identity_guard, pooling
 from .base import Store
 

@@ -10,20 +10,12 @@ import pytest
 from django.urls import reverse
 
 from django_cadence.notify import outbox
-from tests.support.receivers import serve_hook, webhook
+from tests.support.receivers import webhook
 
 pytestmark = pytest.mark.django_db
 
 MINUTE = timedelta(minutes=1)
 TEST_PAGE = "admin:django_cadence_notice_test"
-
-
-@pytest.fixture
-def hook():
-    received, server = serve_hook()
-    yield received
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from django_cadence.models import Attempt, Schedule, Worker
+from tests.support.workers import worker_row
 
 pytestmark = pytest.mark.django_db
 
@@ -36,11 +37,8 @@ def _due(ago):
 
 def _worker(worker_id="w-live", *, stuck=0, in_flight=1):
     now = timezone.now()
-    return Worker.objects.create(
-        worker_id=worker_id,
-        host="h",
-        pid=1,
-        started_at=now - timedelta(hours=1),
+    return worker_row(
+        worker_id,
         heartbeat_at=now,
         in_flight=in_flight,
         concurrency=4,

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from django_cadence.admin import display
-from django_cadence.executors.payloads import REDACTED, redact_text
+from django_cadence.executors.redaction import REDACTED, redact_text
 from django_cadence.models import Attempt, Schedule
 
 XSS = "<img src=x onerror=alert(1)>"

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from django_cadence.models import Worker
+from tests.support.workers import live_lost_stopped
 
 pytestmark = pytest.mark.django_db
 
@@ -17,24 +18,7 @@ CHANGELIST = reverse("admin:django_cadence_worker_changelist")
 def workers(settings):
     settings.CADENCE_LEASE = 30
     settings.CADENCE_MAX_TICK = 10
-    now = timezone.now()
-    rows = {}
-    for worker_id, beat, stopped in (
-        ("w-live", now - timedelta(seconds=20), None),
-        ("w-lost", now - timedelta(minutes=5), None),
-        ("w-stopped", now - timedelta(minutes=5), now - timedelta(minutes=5)),
-    ):
-        rows[worker_id] = Worker.objects.create(
-            worker_id=worker_id,
-            host="h1",
-            pid=7,
-            started_at=now - timedelta(hours=1),
-            heartbeat_at=beat,
-            stopped_at=stopped,
-            in_flight=1,
-            concurrency=4,
-        )
-    return rows
+    return live_lost_stopped(timezone.now(), in_flight=1)
 
 
 def test_admin_workers_list_shows_each_state(admin_client, workers):

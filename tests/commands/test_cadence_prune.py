@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from django_cadence.models import Attempt, Worker
+from tests.support.workers import worker_row
 
 pytestmark = pytest.mark.django_db
 
@@ -134,13 +135,8 @@ def test_prune_removes_workers_stopped_more_than_a_day_ago(db):
         ("w-stopped-today", now - timedelta(hours=2), now - timedelta(hours=2)),
         ("w-stopped-long-ago", now - timedelta(days=2), now - timedelta(days=2)),
     ):
-        Worker.objects.create(
-            worker_id=worker_id,
-            host="h",
-            pid=1,
-            started_at=now - timedelta(days=6),
-            heartbeat_at=beat,
-            stopped_at=stopped,
+        worker_row(
+            worker_id, heartbeat_at=beat, started_at=now - timedelta(days=6), stopped_at=stopped
         )
     assert "would delete 1 worker(s) stopped more than a day ago" in prune(
         "--keep", "10", "--dry-run"

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from django_cadence.models import Attempt, Schedule, Worker
 from django_cadence.ops.status import collect, worker_timeout
+from tests.support.workers import live_lost_stopped
 
 pytestmark = pytest.mark.django_db
 
@@ -52,20 +53,7 @@ def fleet(make_schedule, settings):
         status="pending",
         retry_at=now - timedelta(minutes=5),
     )
-    for worker_id, beat, stopped in (
-        ("w-live", now - timedelta(seconds=20), None),
-        ("w-lost", now - timedelta(minutes=5), None),
-        ("w-stopped", now - timedelta(minutes=5), now - timedelta(minutes=5)),
-    ):
-        Worker.objects.create(
-            worker_id=worker_id,
-            host="h1",
-            pid=7,
-            started_at=now - timedelta(hours=1),
-            heartbeat_at=beat,
-            stopped_at=stopped,
-            concurrency=4,
-        )
+    live_lost_stopped(now)
     return now
 
 

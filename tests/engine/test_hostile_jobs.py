@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 
 from django_cadence.engine.outcomes import MAX_ERROR_CHARS
-from django_cadence.executors.payloads import REDACTED
+from django_cadence.executors.redaction import REDACTED
 from django_cadence.models import Attempt, Status
 from tests.executors.test_redaction import TABLE
 from tests.jobs import HOSTILE_SECRET

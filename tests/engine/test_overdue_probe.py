@@ -5,7 +5,6 @@ worker holds: never while one is due or about to start, but never more than a pe
 """
 
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -14,6 +13,7 @@ import django_cadence.engine.overdue
 from django_cadence import signals
 from django_cadence.engine.tuning import OVERDUE_PROBE, OVERDUE_QUIET
 from tests import jobs
+from tests.support.polling import poll_until
 
 # The probe reads on a thread of its own, with its own connection: it sees committed rows.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,13 +30,6 @@ def sent():
     signals.schedule_overdue.connect(receiver, weak=False)
     yield names
     signals.schedule_overdue.disconnect(receiver)
-
-
-def wait_until(condition, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.005)
 
 
 def tick(engine):
@@ -76,7 +69,7 @@ def test_the_probe_waits_while_a_try_is_about_to_start_and_runs_once_it_is_recor
     assert sent == []
 
     clock.advance(seconds=OVERDUE_QUIET / 2)  # the instant: the try starts and ends
-    wait_until(lambda: jobs.CALLS == ["m"] and engine.tries.has_unrecorded())
+    poll_until(lambda: jobs.CALLS == ["m"] and engine.tries.has_unrecorded())
     tick(engine)  # records it; nothing is held any more, so the probe runs
     assert len(engine.tries) == 0
     assert sent == ["silent"]
@@ -107,7 +100,7 @@ def test_a_worker_that_is_never_quiet_probes_one_period_late(
     tick(engine)  # the first probe: nothing is overdue yet; the next is due 30 s later
     clock.advance(seconds=10)
     tick(engine)
-    wait_until(lambda: jobs.CALLS == ["b"])  # it runs until the gate opens
+    poll_until(lambda: jobs.CALLS == ["b"])  # it runs until the gate opens
 
     clock.advance(seconds=20)  # "silent" is overdue and the probe is due, but a try runs
     tick(engine)

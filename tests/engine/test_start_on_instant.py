@@ -19,6 +19,7 @@ from django_cadence.engine import leases, planner, recovery
 from django_cadence.engine.pool import TryPool
 from django_cadence.models import Attempt, Status
 from tests import jobs
+from tests.support.polling import poll_until
 
 pytestmark = pytest.mark.django_db
 MINUTE = timedelta(minutes=1)
@@ -30,13 +31,6 @@ def no_calls():
     jobs.CALLS.clear()
     yield
     jobs.CALLS.clear()
-
-
-def wait_until(condition, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.005)
 
 
 def ticked_ahead(threaded_engine, clock, **options):
@@ -182,8 +176,8 @@ def test_a_try_claimed_ahead_starts_when_the_clock_reaches_its_instant(
     time.sleep(0.3)
     assert jobs.CALLS == []  # the clock has not reached the instant
     clock.advance(seconds=0.3)
-    wait_until(lambda: jobs.CALLS == ["on-time"])
-    wait_until(lambda: engine.tries.has_unrecorded())
+    poll_until(lambda: jobs.CALLS == ["on-time"])
+    poll_until(lambda: engine.tries.has_unrecorded())
     engine.tick()
     attempt.refresh_from_db()
     assert attempt.status == Status.SUCCEEDED
@@ -354,12 +348,12 @@ def test_a_try_whose_start_comes_too_late_is_handed_back_unrun_and_claimed_afres
     (held,) = engine.tries.held.values()
     held.start_by = time.monotonic()  # what a freeze of the process past START_LATE leaves
     clock.advance(seconds=0.3)
-    wait_until(lambda: held.done.is_set())
+    poll_until(lambda: held.done.is_set())
     assert jobs.CALLS == []
     with caplog.at_level(logging.WARNING, logger="django_cadence"):
         engine.tick()  # hands it back, then claims it again: it is due
     assert "attempt handed back" in caplog.text
-    wait_until(lambda: engine.tries.has_unrecorded())
+    poll_until(lambda: engine.tries.has_unrecorded())
     engine.tick()
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.tries) == (Status.SUCCEEDED, 1)
@@ -377,7 +371,7 @@ def test_an_unstarted_try_whose_hand_back_failed_stays_held_and_is_handed_back_n
     (held,) = engine.tries.held.values()
     held.start_by = time.monotonic()  # what a freeze of the process past START_LATE leaves
     clock.advance(seconds=0.3)
-    wait_until(lambda: held.done.is_set())
+    poll_until(lambda: held.done.is_set())
     release = leases.release
     failed = []
 
@@ -396,7 +390,7 @@ def test_an_unstarted_try_whose_hand_back_failed_stays_held_and_is_handed_back_n
     with caplog.at_level(logging.WARNING, logger="django_cadence"):
         engine.tick()  # hands it back, then claims it again: it is due
     assert "attempt handed back" in caplog.text
-    wait_until(lambda: engine.tries.has_unrecorded())
+    poll_until(lambda: engine.tries.has_unrecorded())
     engine.tick()
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.tries) == (Status.SUCCEEDED, 1)  # the unrun try not counted
@@ -424,14 +418,14 @@ def test_a_try_whose_worker_lost_its_session_lock_while_paused_is_handed_back_un
         lock_freed(engine.worker_id)
         watch.own.held_since(time.monotonic() - 5)  # what a pause of 5 s leaves
         clock.advance(seconds=0.3)
-        wait_until(lambda: held.done.is_set())
+        poll_until(lambda: held.done.is_set())
         assert jobs.CALLS == []
         with caplog.at_level(logging.INFO, logger="django_cadence"):
             engine.tick()  # hands it back, takes its lock again, claims it afresh
         assert "attempt handed back" in caplog.text
         assert "session lock was not seen held within 0.75 s" in caplog.text
         assert "session lock taken again" in caplog.text
-        wait_until(lambda: engine.tries.has_unrecorded())
+        poll_until(lambda: engine.tries.has_unrecorded())
         engine.tick()
     finally:
         watch.stop()
@@ -464,7 +458,7 @@ def test_a_lost_workers_try_claimed_ahead_is_recovered_pending_until_its_instant
     time.sleep(0.3)
     assert jobs.CALLS == []  # claimed ahead again at most, not started
     clock.advance(seconds=0.1)
-    wait_until(lambda: jobs.CALLS == ["orphan"])
+    poll_until(lambda: jobs.CALLS == ["orphan"])
 
 
 def test_a_start_timer_that_cannot_start_a_thread_makes_the_worker_unhealthy(
@@ -481,7 +475,7 @@ def test_a_start_timer_that_cannot_start_a_thread_makes_the_worker_unhealthy(
 
     monkeypatch.setattr(engine.tries._pool, "submit", no_thread)
     clock.advance(seconds=0.3)
-    wait_until(lambda: engine.tries.launch_failure is not None)
+    poll_until(lambda: engine.tries.launch_failure is not None)
     engine.tick()
     assert engine.unhealthy.startswith("worker unhealthy worker=")
     assert "could not start tries: RuntimeError: can't start new thread" in engine.unhealthy
@@ -504,8 +498,8 @@ def test_a_pause_committed_after_the_claim_takes_effect_from_the_next_occurrence
     services.pause(schedule, "maintenance")
     clock.advance(seconds=0.3)
     # Claimed before the pause: it runs, as a try that had started would (invariant 6).
-    wait_until(lambda: jobs.CALLS == ["claimed"])
-    wait_until(lambda: engine.tries.has_unrecorded())
+    poll_until(lambda: jobs.CALLS == ["claimed"])
+    poll_until(lambda: engine.tries.has_unrecorded())
     clock.advance(seconds=60)
     engine.tick()
     assert schedule.attempts.get().status == Status.SUCCEEDED
@@ -521,7 +515,7 @@ def test_a_try_cancelled_before_its_instant_never_starts_and_ends_cancelled(
     services.cancel(attempt, now=clock.now())
     engine._renew(clock.now())  # the renewal learns of the request
     clock.advance(seconds=0.3)
-    wait_until(lambda: engine.tries.has_unrecorded())
+    poll_until(lambda: engine.tries.has_unrecorded())
     engine.tick()
     attempt.refresh_from_db()
     assert attempt.status == Status.CANCELLED
@@ -548,8 +542,8 @@ def test_a_burst_announces_its_starts_from_the_engine_thread_with_their_instants
         clock.advance(seconds=59.7)
         engine.tick()
         clock.advance(seconds=0.3)
-        wait_until(lambda: len(jobs.CALLS) == 4)
-        wait_until(lambda: engine.tries.still_running() == 0)
+        poll_until(lambda: len(jobs.CALLS) == 4)
+        poll_until(lambda: engine.tries.still_running() == 0)
         engine.tick()
     finally:
         signals.attempt_started.disconnect(started)
@@ -590,7 +584,7 @@ def test_claiming_ahead_starts_the_threads_the_instant_will_need(
         recording(schedule_at, label=f"t{i}")
     engine = ticked_ahead(threaded_engine, clock)
     assert engine.tries.waiting() == 3
-    wait_until(lambda: engine.tries._pool.threads == 2)  # capped at --concurrency
+    poll_until(lambda: engine.tries._pool.threads == 2)  # capped at --concurrency
     assert jobs.CALLS == []
 
 
@@ -598,7 +592,7 @@ def test_warming_starts_threads_up_to_the_pool_size_and_runs_the_task_on_each():
     pool = TryPool(3)
     ran = []
     pool.warm(5, lambda: ran.append(1))
-    wait_until(lambda: len(ran) == 3)
+    poll_until(lambda: len(ran) == 3)
     pool.warm(2, lambda: ran.append(1))  # enough threads already
     time.sleep(0.05)
     assert len(ran) == 3
@@ -611,11 +605,11 @@ def test_idle_threads_exit_so_a_pool_sized_for_bursts_costs_nothing_between_them
     done = []
     for i in range(8):
         pool.submit(lambda i=i: done.append(i))
-    wait_until(lambda: len(done) == 8)
+    poll_until(lambda: len(done) == 8)
     assert pool.threads >= 1
-    wait_until(lambda: pool.threads == 0)
+    poll_until(lambda: pool.threads == 0)
     pool.submit(lambda: done.append("again"))  # a new burst starts threads again
-    wait_until(lambda: "again" in done)
+    poll_until(lambda: "again" in done)
     pool.shutdown()
 
 
@@ -649,6 +643,6 @@ def test_a_thread_the_process_could_not_start_is_not_counted_as_one(monkeypatch)
     monkeypatch.setattr(threading.Thread, "start", start)
     done = []
     pool.submit(lambda: done.append(1))
-    wait_until(lambda: done == [1])
+    poll_until(lambda: done == [1])
     assert pool.threads == 1
     pool.shutdown()

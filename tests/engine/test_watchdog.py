@@ -20,6 +20,7 @@ from django_cadence.engine.tuning import LEASE_MARGIN
 from django_cadence.engine.watchdog import CLAIM_LOST_EXIT, claim_deadline, exit_at, nudge_at
 from django_cadence.models import Attempt, Status
 from tests import jobs
+from tests.support.polling import poll_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,14 +31,6 @@ LEASE, GRACE = 6.0, 1.0
 def short_lease(settings):
     settings.CADENCE_LEASE = LEASE
     settings.CADENCE_RECOVERY_GRACE = GRACE
-
-
-def wait_until(condition, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.005)
-    return value
 
 
 class Exits:
@@ -65,7 +58,7 @@ def running(threaded_engine, schedule_at, clock, executor, payload=None, *, in_j
     engine.watchdog.monotonic = lambda: engine.at
     engine.claiming = False
     if in_job:
-        wait_until(lambda: held.claim.in_job)
+        poll_until(lambda: held.claim.in_job)
     return engine, held, exits
 
 
@@ -97,7 +90,7 @@ def test_a_try_is_stopped_at_its_claims_deadline_and_its_loss_written_once_it_en
     assert held.claim.cancel_event.is_set()  # the job sees context.cancelled and returns
     assert "attempt lost" in caplog.text
     assert "the database has not confirmed it since" in caplog.text
-    wait_until(held.done.is_set)
+    poll_until(held.done.is_set)
     assert exits.said == []
 
     engine.tick()  # the engine's thread writes the loss, fenced, as a recovery would
@@ -131,7 +124,7 @@ def test_a_try_that_ended_before_its_deadline_is_recorded_not_given_up(
     threaded_engine, schedule_at, clock
 ):
     engine, held, _ = running(threaded_engine, schedule_at, clock, "tests.jobs.noop", in_job=False)
-    wait_until(held.done.is_set)
+    poll_until(held.done.is_set)
     engine.at = claim_deadline(held.confirmed_at, LEASE) + 1
     engine.watchdog.check()
     assert not held.expired
@@ -181,7 +174,7 @@ def test_a_stopped_try_whose_job_ignores_its_cancel_ends_the_worker(
     assert "ignores context.cancelled" in why
     assert "wait_at_gate" in why  # where its thread was
     gate.set()
-    wait_until(held.done.is_set)
+    poll_until(held.done.is_set)
     engine.tick()  # its thread ended after all: the loss is written, nothing recorded
     assert Attempt.objects.get().status == Status.PENDING
 
@@ -217,7 +210,7 @@ def test_a_stopped_job_waiting_on_its_database_connection_is_freed_without_an_ex
     engine.watchdog.check()
     engine.at = nudge_at(deadline, GRACE)
     engine.watchdog.check()  # closes the socket under the statement
-    wait_until(held.done.is_set)
+    poll_until(held.done.is_set)
     engine.at = exit_at(deadline, GRACE)
     engine.watchdog.check()
     assert exits.said == []
@@ -255,8 +248,8 @@ def test_the_watchdog_thread_stops_a_try_on_its_own(threaded_engine, schedule_at
     engine.watchdog.on_exit = exits
     engine.watchdog.start()
     try:
-        wait_until(lambda: held.expired, timeout=3)
-        wait_until(held.done.is_set)
+        poll_until(lambda: held.expired, timeout=3)
+        poll_until(held.done.is_set)
     finally:
         engine.watchdog.stop()
     assert exits.said == []

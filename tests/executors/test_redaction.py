@@ -11,11 +11,13 @@ from django.test import override_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_cadence.executors.payloads import REDACTED, redact, redact_text
 from django_cadence.executors.redaction import (
     MAX_TEXT_CHARS,
+    REDACTED,
     clean_text,
     is_secret_key,
+    redact,
+    redact_text,
     storable_text,
 )
 

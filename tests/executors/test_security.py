@@ -26,7 +26,7 @@ from django.urls import reverse
 import django_cadence
 from django_cadence.engine.loop import Engine
 from django_cadence.executors import allow_list
-from django_cadence.executors.payloads import REDACTED
+from django_cadence.executors.redaction import REDACTED
 from django_cadence.models import Attempt, Schedule, Worker
 
 pytestmark = pytest.mark.django_db

@@ -16,19 +16,11 @@ from benchmarks.fleet import child_env, database_env, wait_until
 from django_cadence.models import Delivery, DeliveryStatus, Event, Notice, Schedule, Status
 from tests.support.attempts import make_due
 from tests.support.commands import run_django
-from tests.support.receivers import serve_hook, webhook
+from tests.support.receivers import webhook
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 
 servers_only = pytest.mark.servers("a fleet: one engine per SQLite file")
-
-
-@pytest.fixture
-def hook():
-    received, server = serve_hook()
-    yield received
-    server.shutdown()
-    server.server_close()
 
 
 def _breaking() -> Schedule:

@@ -1,4 +1,5 @@
-"""Real receivers (``tests/support/receivers.py``) and ``CADENCE_NOTIFY`` for the tests."""
+"""A real SMTP receiver (``tests/support/receivers.py``) and ``CADENCE_NOTIFY`` for the tests;
+the webhook receiver, ``hook``, is in ``tests/conftest.py``: the admin and the fleet use it too."""
 
 from __future__ import annotations
 
@@ -7,16 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.receivers import Hook, Mailbox, serve_hook, serve_smtp, smtp_settings
-
-
-@pytest.fixture
-def hook() -> Iterator[Hook]:
-    """An HTTP server on 127.0.0.1 that verifies every webhook's signature."""
-    received, server = serve_hook()
-    yield received
-    server.shutdown()
-    server.server_close()
+from tests.support.receivers import Mailbox, serve_smtp, smtp_settings
 
 
 @pytest.fixture

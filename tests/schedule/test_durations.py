@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence.schedule.durations import DurationError, parse
+from django_cadence.schedule.durations import DurationError, parse, short
 
 
 @pytest.mark.parametrize(
@@ -54,3 +54,23 @@ def test_durations_anything_else_names_the_accepted_forms(typed):
     assert "'0:05:00'" in message
     assert "'PT5M'" in message
     assert repr(typed) in message
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("30d", timedelta(days=30)),
+        ("12h", timedelta(hours=12)),
+        ("90m", timedelta(minutes=90)),
+        ("45s", timedelta(seconds=45)),
+        (" 2W ", timedelta(weeks=2)),
+        ("0d", timedelta(0)),
+    ],
+)
+def test_short_reads_a_whole_number_and_one_unit_letter(typed, expected):
+    assert short(typed) == expected
+
+
+@pytest.mark.parametrize("typed", ["30", "1.5h", "1h30m", "30 d", "5 minutes", "PT5M", "-1d", ""])
+def test_short_refuses_what_only_the_full_reading_takes(typed):
+    assert short(typed) is None

@@ -1,6 +1,6 @@
 """Real receivers for the notifications: an SMTP server (aiosmtpd) and an HTTP server that
 verifies each webhook's signature, each on a port of its own on 127.0.0.1. The fixtures are
-in ``tests/notify/conftest.py`` and ``tests/fleet/conftest.py``."""
+``hook`` in ``tests/conftest.py`` and ``smtp`` in ``tests/notify/conftest.py``."""
 
 from __future__ import annotations
 

@@ -15,11 +15,10 @@ from zoneinfo import ZoneInfo
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_cadence.clock import default_clock
+from django_cadence.management.arguments import positive_int
 from django_cadence.models import Schedule
 from django_cadence.ops.backfill import backfill
 from django_cadence.schedule import instants
-
-from .cadence_prune import batch
 
 BAR_WIDTH = 30
 
@@ -33,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--to", dest="end", required=True, help="ISO 8601 end (inclusive).")
         parser.add_argument("--dry-run", action="store_true", help="Count; write nothing.")
         parser.add_argument(
-            "--batch-size", type=batch, default=500, help="Occurrences per transaction."
+            "--batch-size", type=positive_int, default=500, help="Occurrences per transaction."
         )
 
     def handle(self, *args: Any, **options: Any) -> None:

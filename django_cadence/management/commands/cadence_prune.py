@@ -10,50 +10,19 @@ resolved longer ago than that (with their messages).
 
 from __future__ import annotations
 
-import argparse
-import re
 from datetime import timedelta
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_cadence.clock import default_clock
+from django_cadence.management.arguments import age, count, positive_int
 from django_cadence.ops.retention import (
     Retention,
     prune,
     prune_resolved_notices,
     prune_stopped_workers,
 )
-
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_AGE_RE = re.compile(r"(\d+)([smhdw])")
-
-
-def age(value: str) -> timedelta:
-    """``30d``, ``12h``, ``90m``, ``45s`` or ``2w``."""
-    match = _AGE_RE.fullmatch(value.strip().lower())
-    if not match or int(match.group(1)) == 0:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not an age such as 30d, 12h, 90m, 45s or 2w (more than zero)"
-        )
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-
-
-def count(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return number
-
-
-def batch(value: str) -> int:
-    number = count(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return number
 
 
 class Command(BaseCommand):
@@ -72,7 +41,9 @@ class Command(BaseCommand):
             help="Prune dead letters too (kept by default: an operator decides on them).",
         )
         parser.add_argument("--dry-run", action="store_true", help="Count; delete nothing.")
-        parser.add_argument("--batch-size", type=batch, default=1000, help="Rows per DELETE.")
+        parser.add_argument(
+            "--batch-size", type=positive_int, default=1000, help="Rows per DELETE."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         retention = Retention(

@@ -24,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import DatabaseError
 
 from django_cadence.clock import default_clock
-from django_cadence.executors.payloads import escape_control
+from django_cadence.executors.log_text import escape_control
 from django_cadence.ops import health
 from django_cadence.ops.status import StatusReport, collect
 from django_cadence.schedule.describe import zone

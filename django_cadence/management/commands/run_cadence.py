@@ -12,7 +12,6 @@ with status 4 (``engine.watchdog``).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import logging
@@ -28,8 +27,8 @@ from django.db.migrations.executor import MigrationExecutor
 
 from django_cadence import log_output, metrics, store
 from django_cadence.engine.loop import Engine
-from django_cadence.engine.workers import check_worker_id
 from django_cadence.exceptions import UnsupportedConnection
+from django_cadence.management.arguments import positive_int, positive_seconds, worker_id
 from django_cadence.models import Event
 from django_cadence.notify import episodes
 from django_cadence.ops.reconcile import reconcile_on_start
@@ -40,34 +39,6 @@ from django_cadence.store.sqlite import EngineAlreadyRunning
 logger = logging.getLogger("django_cadence.engine")
 
 UNHEALTHY_EXIT = 3  # too many stuck threads (CADENCE_STUCK_THREADS_LIMIT): replace this worker
-
-
-def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return number
-
-
-def positive_seconds(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if not number > 0:
-        raise argparse.ArgumentTypeError("must be more than 0 seconds")
-    return number
-
-
-def worker_id(value: str) -> str:
-    """``--worker-id``: printable, no whitespace, at most 200 characters (it reaches logs)."""
-    try:
-        return check_worker_id(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class Command(BaseCommand):
