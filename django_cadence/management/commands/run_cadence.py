@@ -35,7 +35,8 @@ from django_cadence.notify import episodes
 from django_cadence.ops.reconcile import reconcile_on_start
 from django_cadence.ops.status import schedules_summary
 from django_cadence.store import bounds
-from django_cadence.store.sqlite import EngineAlreadyRunning
+from django_cadence.store.base import Store
+from django_cadence.store.sqlite import EngineAlreadyRunning, SQLiteStore
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -78,8 +79,8 @@ class Command(BaseCommand):
             "--concurrency",
             type=positive_int,
             default=None,
-            help="Tries run at once by this worker (default CADENCE_CONCURRENCY, else 16, "
-            "or 4 on SQLite).",
+            help="Tries run at once by this worker (default CADENCE_CONCURRENCY, else "
+            f"{Store.default_concurrency}, or {SQLiteStore.default_concurrency} on SQLite).",
         )
         parser.add_argument(
             "--once",
