@@ -182,8 +182,9 @@ def _install_signal_handlers(stop: threading.Event) -> None:
     def handle(signum: int, frame: object) -> None:
         if stop.is_set():
             logger.warning(
-                "second signal: exiting now; running tries are not handed back: their leases "
-                "expire (CADENCE_LEASE) and another worker takes them over"
+                "second signal: exiting now; running tries are not handed back: another "
+                "worker recovers them as a dead worker's, each recovery counted "
+                "(CADENCE_MAX_RECOVERIES)"
             )
             logging.shutdown()
             os._exit(1)
