@@ -59,9 +59,9 @@ def manage(project: Path, *args: str, env: dict[str, str]) -> str:
 def project(tmp_path):
     """Steps 1 to 4 and 6: a fresh project, the tutorial's settings and job, migrated, and
     the schedule made in code."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "CADENCE_"))
-    } | {"PYTHONUNBUFFERED": "1"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "CADENCE_"))} | {
+        "PYTHONUNBUFFERED": "1"
+    }
     subprocess.run(
         [sys.executable, "-m", "django", "startproject", "mysite", str(tmp_path)],
         env=env,
