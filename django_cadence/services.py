@@ -126,13 +126,19 @@ def retry_now(ids: Iterable[int], *, now: datetime | None = None) -> list[Attemp
 
 
 def pause(schedule: Schedule | int | str, reason: str = "") -> Schedule:
-    """Disable a schedule: nothing fires while it is paused."""
+    """Disable a schedule: nothing fires while it is paused.
+
+    ``schedule_paused`` is sent once the pause is committed: a caller's transaction (the
+    admin's action, say) that rolls back leaves the schedule running and sends nothing.
+    """
     target = _schedule(schedule)
     target.enabled = False
     target.pause_reason = clean_text(reason, MAX_REASON_CHARS) or "paused"
     target.save(update_fields=["enabled", "pause_reason", "updated_at"])
-    signals.send(
-        signals.schedule_paused, Schedule, schedule=target.name, reason=target.pause_reason
+    name, why = target.name, target.pause_reason
+    transaction.on_commit(
+        lambda: signals.send(signals.schedule_paused, Schedule, schedule=name, reason=why),
+        using=store.alias(),
     )
     return target
 

@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from benchmarks.fleet import child_env, database_env, run_cadence_args
 from django_cadence.models import Schedule
+from django_cadence.store.base import Store
+from django_cadence.store.sqlite import SQLiteStore
 from tests.support.commands import run_django
 
 # The child writes through its own connection.
@@ -87,3 +89,13 @@ def test_the_first_start_warns_of_nothing_overdue_that_it_has_not_run_yet(make_s
     )
     assert "overdue:" not in check.stdout, check.stdout  # no overdue reason
     assert "overdue schedule" not in check.stdout
+
+
+def test_the_help_names_the_default_concurrency_the_engine_uses():
+    result = run_django("run_cadence", "--help", "--settings=tests.settings", env=child_env({}))
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert (
+        f"default CADENCE_CONCURRENCY, else {Store.default_concurrency}, "
+        f"or {SQLiteStore.default_concurrency} on SQLite" in text
+    )

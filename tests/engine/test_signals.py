@@ -4,6 +4,7 @@ import logging
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 
 import django_cadence
 from django_cadence import signals
@@ -97,9 +98,12 @@ def test_signals_skipped_and_missed(schedule_at, clock, received):
     assert missed["count"] == 9
 
 
-def test_signals_schedule_paused_by_operator_and_by_auto_pause(schedule_at, clock, received):
+def test_signals_schedule_paused_by_operator_and_by_auto_pause(
+    schedule_at, clock, received, django_capture_on_commit_callbacks
+):
     schedule = schedule_at(name="p", interval=MINUTE)
-    django_cadence.pause(schedule, reason="maintenance")
+    with django_capture_on_commit_callbacks(execute=True):
+        django_cadence.pause(schedule, reason="maintenance")
     assert received == [("schedule_paused", {"schedule": "p", "reason": "maintenance"})]
     received.clear()
     auto = schedule_at(name="a", interval=MINUTE, max_attempts=1, pause_after_failures=1)
@@ -207,14 +211,43 @@ def test_a_raising_receiver_is_logged_and_changes_nothing(
 
 
 def test_a_raising_receiver_of_an_operator_pause_leaves_the_schedule_paused(
-    schedule_at, raising_receivers, caplog
+    schedule_at, raising_receivers, caplog, django_capture_on_commit_callbacks
 ):
     schedule = schedule_at(name="p", interval=MINUTE)
-    django_cadence.pause(schedule, reason="maintenance")
+    with django_capture_on_commit_callbacks(execute=True):
+        django_cadence.pause(schedule, reason="maintenance")
     schedule.refresh_from_db()
     assert not schedule.enabled
     assert raising_receivers == ["schedule_paused"]
     assert "signal receiver failed signal=schedule_paused" in caplog.text
+
+
+class PauseUndone(Exception):
+    """Raised inside the caller's transaction so that it rolls back."""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_operator_pause_is_heard_after_its_commit_and_never_when_it_rolls_back(
+    schedule_at, received
+):
+    kept = schedule_at(name="kept", interval=MINUTE)
+
+    def pause_then_roll_back():
+        with transaction.atomic():
+            django_cadence.pause(kept, reason="undone")
+            raise PauseUndone
+
+    with pytest.raises(PauseUndone):
+        pause_then_roll_back()
+    kept.refresh_from_db()
+    assert kept.enabled
+    assert received == []  # nobody heard of a pause that never happened
+
+    paused = schedule_at(name="paused", interval=MINUTE)
+    with transaction.atomic():
+        django_cadence.pause(paused, reason="maintenance")
+        assert received == []  # not yet committed
+    assert received == [("schedule_paused", {"schedule": "paused", "reason": "maintenance"})]
 
 
 def test_a_pause_reason_is_redacted_bounded_and_storable(schedule_at):

@@ -3,6 +3,7 @@
 database server's on PostgreSQL and MariaDB."""
 
 import json
+import socket
 from datetime import timedelta
 from io import StringIO
 
@@ -251,3 +252,27 @@ def test_ready_attempts_of_paused_schedules_do_not_hide_an_enabled_ones_wait():
     (reason,) = health.fleet_reasons(now)
     assert reason.check == "backlog"
     assert reason.message.startswith("due work has waited 60 s")
+
+
+def _port_nothing_listens_on() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
+def test_the_check_command_says_unknown_when_the_database_cannot_be_reached(as_json):
+    env = child_env(
+        {"CADENCE_TEST_DB": "postgresql", "CADENCE_PG_PORT": str(_port_nothing_listens_on())}
+    )
+    args = ["cadence_status", "--check", "--settings=tests.settings"]
+    result = run_django(*args, *(["--json"] if as_json else []), env=env, timeout=60)
+    assert result.returncode == 3, result.stderr
+    if not as_json:
+        assert result.stdout.startswith("CADENCE UNKNOWN - database unavailable: ")
+        return
+    body = json.loads(result.stdout)
+    assert body["status"] == "unknown"
+    (reason,) = body["reasons"]
+    assert reason["check"] == "database"
+    assert reason["message"].startswith("database unavailable: ")

@@ -17,14 +17,16 @@ def run_python(
     env: Mapping[str, str] | None = None,
     unset: Iterable[str] = (),
     timeout: float = 120,
+    cwd: Path = ROOT,
 ) -> subprocess.CompletedProcess[str]:
-    """``python ARGS`` with this environment plus ``env``, less the variables ``unset``."""
+    """``python ARGS`` in ``cwd`` with this environment plus ``env``, less the variables
+    ``unset``."""
     child_env = {**os.environ, **(env or {})}
     for name in unset:
         child_env.pop(name, None)
     return subprocess.run(
         [sys.executable, *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=child_env,
         capture_output=True,
         text=True,

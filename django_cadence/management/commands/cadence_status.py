@@ -59,7 +59,11 @@ class Command(BaseCommand):
         try:
             result = health.check(default_clock().now())
         except DatabaseError as exc:
-            self.stdout.write(f"CADENCE UNKNOWN - database unavailable: {type(exc).__name__}")
+            reason = f"database unavailable: {type(exc).__name__}"
+            if as_json:
+                self.stdout.write(json.dumps(_unknown(reason), indent=2))
+            else:
+                self.stdout.write(f"CADENCE UNKNOWN - {reason}")
             return EXIT_CODES["unknown"]
         if as_json:
             self.stdout.write(json.dumps(result.as_json(), indent=2))
@@ -69,6 +73,16 @@ class Command(BaseCommand):
 
 
 EXIT_CODES = {health.OK: 0, health.WARNING: 1, health.CRITICAL: 2, "unknown": 3}
+
+
+def _unknown(reason: str) -> dict[str, Any]:
+    """``--check --json`` when the database did not answer: the shape of ``Health.as_json``,
+    with the one reason the checks could not run."""
+    return {
+        "status": "unknown",
+        "checked_at": None,
+        "reasons": [{"check": "database", "level": "unknown", "message": reason}],
+    }
 
 
 def render_check(result: health.Health) -> list[str]:

@@ -34,7 +34,8 @@ from django_cadence.notify import episodes
 from django_cadence.ops.reconcile import reconcile_on_start
 from django_cadence.ops.status import schedules_summary
 from django_cadence.store import bounds
-from django_cadence.store.sqlite import EngineAlreadyRunning
+from django_cadence.store.base import Store
+from django_cadence.store.sqlite import EngineAlreadyRunning, SQLiteStore
 
 logger = logging.getLogger("django_cadence.engine")
 
@@ -49,8 +50,8 @@ class Command(BaseCommand):
             "--concurrency",
             type=positive_int,
             default=None,
-            help="Tries run at once by this worker (default CADENCE_CONCURRENCY, else 16, "
-            "or 4 on SQLite).",
+            help="Tries run at once by this worker (default CADENCE_CONCURRENCY, else "
+            f"{Store.default_concurrency}, or {SQLiteStore.default_concurrency} on SQLite).",
         )
         parser.add_argument(
             "--once",
@@ -152,8 +153,9 @@ def _install_signal_handlers(stop: threading.Event) -> None:
     def handle(signum: int, frame: object) -> None:
         if stop.is_set():
             logger.warning(
-                "second signal: exiting now; running tries are not handed back: their leases "
-                "expire (CADENCE_LEASE) and another worker takes them over"
+                "second signal: exiting now; running tries are not handed back: another "
+                "worker recovers them as a dead worker's, each recovery counted "
+                "(CADENCE_MAX_RECOVERIES)"
             )
             logging.shutdown()
             os._exit(1)
