@@ -63,7 +63,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='schedule',
             name='notify',
-            field=models.CharField(blank=True, help_text='Who is told when it breaks (CADENCE_NOTIFY): empty for every channel that takes it, off for none, or channel names separated by commas.', max_length=200),
+            field=models.CharField(blank=True, db_default='', default='', help_text='Who is told when it breaks (CADENCE_NOTIFY): empty for every channel that takes it, off for none, or channel names separated by commas.', max_length=200),
         ),
         migrations.AddField(
             model_name='schedule',

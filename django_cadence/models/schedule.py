@@ -110,6 +110,8 @@ class Schedule(models.Model):
     notify = models.CharField(
         max_length=200,
         blank=True,
+        default="",
+        db_default="",  # a process from before this column inserts schedules without it
         help_text="Who is told when it breaks (CADENCE_NOTIFY): empty for every channel that "
         "takes it, off for none, or channel names separated by commas.",
     )

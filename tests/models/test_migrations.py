@@ -5,9 +5,15 @@ step installing the trigger must come after every step that touches that table, 
 migrations are added later.
 """
 
+from datetime import timedelta
+
+import pytest
+from django.db import connection
 from django.db.migrations import operations
+from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 
+from django_cadence.models import Schedule
 from django_cadence.store import identity_guard
 
 APP = "django_cadence"
@@ -44,3 +50,20 @@ def test_the_identity_trigger_is_installed_after_the_last_step_on_the_attempts_t
         "is installed: call identity_guard.install again after it"
     )
     assert steps[installs[-1]][1].reverse_code is identity_guard.remove
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_from_before_the_notices_migration_can_still_add_a_schedule():
+    """During a rolling upgrade, workers and web processes of the previous release run beside
+    the migrated tables: their inserts name no ``notify`` column, so it needs a database
+    default (docs/how-to/deploy.md, migrations while old workers run)."""
+    old_apps = MigrationExecutor(connection).loader.project_state((APP, "0001_initial")).apps
+    old_schedule = old_apps.get_model(APP, "Schedule")
+    assert "notify" not in {field.name for field in old_schedule._meta.fields}
+    old_schedule.objects.create(
+        name="from-the-old-release",
+        kind="interval",
+        interval=timedelta(minutes=5),
+        executor="tests.jobs.noop",
+    )
+    assert Schedule.objects.get(name="from-the-old-release").notify == ""
