@@ -8,6 +8,7 @@ and, on PostgreSQL, the ``LISTEN`` one; one more while the overdue probe reads. 
 from __future__ import annotations
 
 import re
+import statistics
 import time
 from pathlib import Path
 
@@ -66,8 +67,10 @@ def test_a_worker_holds_the_sessions_the_budget_states(worker, due_schedule):
     besides, with_probe = stated_budget(connection.vendor)
     child = worker("budget", concurrency=CONCURRENCY).wait_started()
     wait_until(lambda: worker_sessions() == besides, timeout=20, message="an idle worker")
+    # The count most samples show: a sample taken while the server lists a session being
+    # set up or torn down may miss one; none may show more than the budget.
     idle = sampled()
-    assert min(idle) == besides, idle
+    assert statistics.mode(idle) == besides, idle
     assert max(idle) <= with_probe, idle
 
     # Jobs that never touch the database: their threads hold a session all the same.
@@ -79,6 +82,6 @@ def test_a_worker_holds_the_sessions_the_budget_states(worker, due_schedule):
         message="every try thread busy",
     )
     busy = sampled()
-    assert min(busy) == CONCURRENCY + besides, busy
+    assert statistics.mode(busy) == CONCURRENCY + besides, busy
     assert max(busy) <= CONCURRENCY + with_probe, busy
     assert child.alive
