@@ -515,7 +515,7 @@ class WithoutSignature:
 
 def test_check_call_accepts_any_payload_for_a_callable_without_a_signature():
     func = WithoutSignature()
-    with pytest.raises(TypeError):  # the case this test is about: no signature to read
+    with pytest.raises((TypeError, ValueError)):  # no signature to read (3.12: ValueError)
         inspect.signature(func)
     # Nothing to bind against: the payload is accepted as it is, and passed without context.
     calling.check_call(func, {"anything": 1, "goes": [2]})

@@ -143,6 +143,7 @@ def test_the_body_has_the_documented_schema_and_never_a_payload(
     assert body["error"].startswith("RuntimeError: failed with password=")
 
 
+@pytest.mark.filterwarnings("ignore:The EMAIL_[A-Z_]* setting is deprecated")  # Django 6.1: MAILERS
 def test_mail_goes_through_djangos_smtp_backend_to_a_real_server(
     engine, schedule_at, clock, notify, smtp, settings
 ):
