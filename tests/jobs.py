@@ -97,15 +97,7 @@ def record_span(
     Execution guarantees (never two at once, never twice) are counted from these files, which
     the job writes itself, not from the rows the engine writes.
     """
-    path = Path(directory) / f"{uuid.uuid4().hex}.json"
-    span: dict[str, Any] = {
-        "schedule": context.schedule_name,
-        "key": context.idempotency_key,
-        "try": context.try_number,
-        "pid": os.getpid(),
-        "start": time.time(),
-    }
-    _write_whole(path, span)
+    path, span = _start_span(directory, context)
     if rerun_seconds is not None and context.try_number > 1:
         seconds = rerun_seconds
     outcome = sleep_or_cancel(seconds, context)
@@ -116,6 +108,15 @@ def record_span(
 
 def record_span_deaf(directory: str, seconds: float, context: Any) -> str:
     """``record_span`` for a job that ignores its cancel event: it sleeps its ``seconds``."""
+    path, span = _start_span(directory, context)
+    time.sleep(seconds)
+    span.update(end=time.time(), cancelled=context.cancelled)
+    _write_whole(path, span)
+    return "slept"
+
+
+def _start_span(directory: str, context: Any) -> tuple[Path, dict[str, Any]]:
+    """Record an execution's start in a file of its own in ``directory``."""
     path = Path(directory) / f"{uuid.uuid4().hex}.json"
     span: dict[str, Any] = {
         "schedule": context.schedule_name,
@@ -125,10 +126,7 @@ def record_span_deaf(directory: str, seconds: float, context: Any) -> str:
         "start": time.time(),
     }
     _write_whole(path, span)
-    time.sleep(seconds)
-    span.update(end=time.time(), cancelled=context.cancelled)
-    _write_whole(path, span)
-    return "slept"
+    return path, span
 
 
 def _write_whole(path: Path, record: dict[str, Any]) -> None:
