@@ -54,9 +54,9 @@ class RunningTries:
         may_start: Callable[[], bool],
     ) -> None:
         self.clock = clock
-        # How the timer and the try threads read it: never waiting on the server, so a
+        # The clock as the timer and the try threads read it: never waiting on the server, so a
         # server that hangs holds only the engine's thread (``DatabaseClock.estimate``).
-        self.now = estimate_of(clock)
+        self.estimate = estimate_of(clock)
         self.budget = budget
         self.concurrency = budget.concurrency
         self.inline = budget.inline  # run each try on the engine's thread as it is started
@@ -77,7 +77,7 @@ class RunningTries:
         self.stuck = StuckThreads()  # threads whose try timed out and never returned
         # Claimed ahead of their instant: started by this timer when it comes.
         self.timer: StartTimer[Held] = StartTimer(
-            self.now, self._launch_all, on_error=self._launch_failed
+            self.estimate, self._launch_all, on_error=self._launch_failed
         )
         # Why tries whose instant came could not be started here (None: they all could).
         self.launch_failure: str | None = None
@@ -252,7 +252,7 @@ class RunningTries:
                 held.advance(Phase.RUNNING)
                 self._started(claim)
                 started = time.monotonic()
-                result = run_try(claim, self.now)
+                result = run_try(claim, self.estimate)
                 self.budget.note_runtime(time.monotonic() - started)
             self._finished(held, result)
         finally:
@@ -273,7 +273,7 @@ class RunningTries:
         """Announce a try's start (``attempt_started``, "attempt started"), from its thread;
         in a burst (tries queued for threads), the engine's thread announces it a moment
         later, with the instant it started: the threads start the burst first."""
-        at = self.now()
+        at = self.estimate()
         if self.queued:
             with self.done_lock:
                 self._unannounced.append((claim, at))
