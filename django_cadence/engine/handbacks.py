@@ -33,8 +33,9 @@ class HandBacks:
         self.release_late()
 
     def release_late(self) -> None:
-        """Hand back, unrun, the tries their threads did not start (``RunningTries._unstarted``); they
-        stay held until the hand-back is written, to be handed back again if it failed."""
+        """Hand back, unrun, the tries their threads did not start
+        (``RunningTries._unstarted``); they stay held until the hand-back is written, to be
+        handed back again if it failed."""
         tries = self.tries
         late = tries.running.take_late()
         mine = [held for held in late if tries.held.get(held.claim.token) is held]

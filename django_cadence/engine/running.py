@@ -152,7 +152,9 @@ class RunningTries:
         held.start_by = time.monotonic() + max(ahead, 0.0) + START_LATE
         if ahead > 0:
             claim.context()  # built now rather than on the instant
-            held.move(Phase.AHEAD)
+            if not held.advance(Phase.AHEAD):
+                held.done.set()  # stopped as it was claimed (the watchdog): never placed
+                return
             self.timer.add(claim.started_at, held)
             self._pool.warm(len(self.timer), _connect)
             return

@@ -11,7 +11,8 @@ from datetime import timedelta
 
 # --- waking and sleeping (loop) ------------------------------------------------------------
 
-# How long a finished try's wake-up waits for the other running tries (``lifecycle._gather_finishes``).
+# How long a finished try's wake-up waits for the other running tries
+# (``lifecycle._gather_finishes``).
 FINISH_WINDOW = 0.002
 # While tries wait for threads, a finished try wakes the engine only once the queue is empty
 # (or after this many seconds): in a burst the threads start the queued tries first, and the
