@@ -36,12 +36,7 @@ def run(
     shutdown_grace: float | None = None,
     on_start: Callable[[Engine], None] | None = None,
 ) -> None:
-    """Tick until ``stop`` is set (or, with ``once``, until what was due has run).
-
-    ``on_start`` is called with the engine once it holds the engine lock, before it
-    registers and ticks: ``run_cadence`` applies the declared schedules there and logs
-    what is enabled.
-    """
+    """``Engine.run``: start up, tick until stopped, drain, and let go of what it took."""
     if not _check_connections(engine, stop):
         return  # stopped while waiting for the database: nothing started
     lock = store.of(engine.using).engine_lock()
