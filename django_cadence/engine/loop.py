@@ -132,10 +132,10 @@ class Engine:
         proven: docs/design.md, "A worker cut off from its database") once their threads are
         done, fenced: pending again or dead-lettered, as another worker's recovery would."""
         self.tries.take_expired()
-        claims = self.tries.giving_up()
+        claims = self.tries.ready_to_give_up()
         if claims:
             recovery.give_up([(c.attempt_id, c.token) for c in claims], now)
-            self.tries.given_up(claims)
+            self.tries.mark_given_up(claims)
 
     def _record_finished_tries(self) -> None:
         """Write the outcomes of the tries that ended; hand back those that waited too long

@@ -52,7 +52,7 @@ class HeldTries:
         # and their attempts (and serial schedules) not claimed again here until they end.
         self.lost: dict[str, Held] = {}
         # Tries the watchdog stopped (``expire``), taken out by the engine's thread, whose
-        # loss it still has to write once their threads are done (``giving_up``).
+        # loss it still has to write once their threads are done (``ready_to_give_up``).
         self._given_up: list[Held] = []
         self.budget = TryBudget(concurrency, inline=inline)
         self.running = RunningTries(clock, self.budget, wake=wake, may_start=may_start)
@@ -241,13 +241,14 @@ class HeldTries:
         if tokens:
             self._given_up += self.lose(tokens, "its claim expired")
 
-    def giving_up(self) -> list[Claim]:
+    def ready_to_give_up(self) -> list[Claim]:
         """The claims of stopped tries whose threads are done (or never started them): the
         engine writes their loss, fenced, as another worker's recovery would
-        (``given_up``). One whose thread runs on is left to end, or to end the worker."""
+        (``mark_given_up``). One whose thread runs on is left to end, or to end the worker."""
         return [h.claim for h in self._given_up if h.done.is_set()]
 
-    def given_up(self, claims: Iterable[Claim]) -> None:
+    def mark_given_up(self, claims: Iterable[Claim]) -> None:
+        """Their loss is written: nothing is left to do for them here."""
         written = {claim.token for claim in claims}
         for held in self._given_up:
             if held.claim.token in written:
