@@ -25,7 +25,7 @@ import pytest
 from django.db import connection, connections
 
 import django_cadence.clock
-import django_cadence.engine.tries
+import django_cadence.engine.budget
 from benchmarks.chaos_app.jobs import EXECUTIONS_ENV
 from benchmarks.chaos_checks import executions, read_execution_lines, started_early
 from django_cadence.clock import DatabaseClock, SystemClock, default_clock
@@ -58,12 +58,12 @@ def skewed_local_clock(monkeypatch):
 def one_try_ahead_each(monkeypatch):
     """Each engine, with its one thread (``run_engines``), holds one try claimed ahead of its
     instant, so two engines share each second's tries (more threads would raise the budget
-    to one round of them once the tries' run time is known, ``HeldTries.ahead_budget``).
+    to one round of them once the tries' run time is known, ``TryBudget.ahead_budget``).
     The engines wake for the same instants, from the same server clock: with the full
     budget, the one whose wake comes a millisecond sooner claims every try, second after
     second, and the other's clock would never be put to the test."""
-    monkeypatch.setattr(django_cadence.engine.tries, "AHEAD_TRIES", 1)
-    monkeypatch.setattr(django_cadence.engine.tries, "AHEAD_ROUNDS", 1)
+    monkeypatch.setattr(django_cadence.engine.budget, "AHEAD_TRIES", 1)
+    monkeypatch.setattr(django_cadence.engine.budget, "AHEAD_ROUNDS", 1)
 
 
 def database_now() -> datetime:

@@ -34,8 +34,8 @@ PHASES = (
     ("django_cadence.engine.leases", "claim_of", "    build claims (Python)"),
     ("django_cadence.engine.outcomes", "record_successes", "  record successes"),
     ("django_cadence.store.batch_writes", "end_in_success", "    success UPDATE"),
-    ("django_cadence.engine.loop", "Engine._sleep_seconds", "  sleep decision"),
-    ("django_cadence.engine.tries", "run_try", "try threads: run_try (the job included)"),
+    ("django_cadence.engine.wake_up", "sleep_seconds", "  sleep decision"),
+    ("django_cadence.engine.running", "run_try", "try threads: run_try (the job included)"),
 )
 
 _lock = threading.Lock()

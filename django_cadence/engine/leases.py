@@ -83,7 +83,7 @@ def claim(
         if not chosen:
             return []
         claims = _start_tries(using, chosen, worker, clock())
-    return claims  # ``attempt_started`` is sent when each try runs (engine/tries.py)
+    return claims  # ``attempt_started`` is sent when each try runs (engine/running.py)
 
 
 def _start_tries(using: str, chosen: list[Any], worker: str, started: datetime) -> list[Claim]:

@@ -5,13 +5,12 @@ recover lost attempts, plan due schedules, claim and start ready attempts) and r
 long the engine may sleep: until the next due occurrence or ready retry (less the claim-ahead
 horizon: what is due within ``CADENCE_CLAIM_AHEAD`` is planned and claimed before its instant
 and started on it by a timer), lease renewal or running deadline, bounded by the maximum tick.
-``run()`` loops over ticks until asked to stop, survives a database outage by backing off and
-reconnecting, and drains on shutdown.
+``run()`` (:mod:`.lifecycle`) loops over ticks until asked to stop, survives a database
+outage by backing off and reconnecting, and drains on shutdown.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import socket
@@ -21,19 +20,17 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from django.db import DatabaseError, reset_queries
+from django.db import reset_queries
 
-from .. import notify, store
-from ..clock import Clock, DatabaseClock, default_clock, log_clock_skew
+from .. import store
+from ..clock import Clock, DatabaseClock, default_clock
 from ..conf import cadence_settings
-from ..executors.log_text import log_value
-from ..notify.sender import Notifier
-from . import leases, next_event, planner, recovery, stuck, workers
+from . import leases, lifecycle, next_event, planner, recovery, stuck, wake_up, workers
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
 from .tries import HeldTries
-from .tuning import CLOCK_REFRESH, FINISH_WINDOW, PAUSE, QUEUE_HOLD
+from .tuning import CLOCK_REFRESH
 from .watchdog import ClaimWatchdog
 
 logger = logging.getLogger("django_cadence.engine")
@@ -126,7 +123,7 @@ class Engine:
         self.claimed_last_tick = 0
         if self.claiming:
             self._plan_and_claim(now)
-        return self._sleep_seconds(self.clock.now())
+        return wake_up.sleep_seconds(self, self.clock.now())
 
     # --- the steps of a tick ---------------------------------------------------------------
 
@@ -135,10 +132,10 @@ class Engine:
         proven: docs/design.md, "A worker cut off from its database") once their threads are
         done, fenced: pending again or dead-lettered, as another worker's recovery would."""
         self.tries.take_expired()
-        claims = self.tries.giving_up()
+        claims = self.tries.ready_to_give_up()
         if claims:
             recovery.give_up([(c.attempt_id, c.token) for c in claims], now)
-            self.tries.given_up(claims)
+            self.tries.mark_given_up(claims)
 
     def _record_finished_tries(self) -> None:
         """Write the outcomes of the tries that ended; hand back those that waited too long
@@ -188,11 +185,8 @@ class Engine:
         if not self._lost_workers.may_claim():
             return
         while True:
-            slots = max(0, self.tries.capacity() - self.tries.due())
-            ahead_slots = 0
-            if ahead_until is not None:
-                ahead_slots = max(0, self.tries.ahead_budget() - self.tries.waiting())
-            if slots + ahead_slots <= 0:
+            slots = self.tries.slots(claim_ahead=ahead_until is not None)
+            if slots.total <= 0:
                 return
             # The clock, not an instant: a try's started_at, lease and deadline count from
             # the moment its row is locked, after ``sent``.
@@ -200,11 +194,11 @@ class Engine:
             claims = leases.claim(
                 self.clock.now,
                 worker=self.worker_id,
-                slots=slots,
+                slots=slots.due,
                 due_by=due_by,
                 busy=self.tries.running_here(),
                 ahead_until=ahead_until,
-                ahead_slots=ahead_slots,
+                ahead_slots=slots.ahead,
             )
             self.claimed_last_tick += len(claims)
             for claim in claims:
@@ -215,7 +209,7 @@ class Engine:
                     self.watchdog.poke()
             if self.inline:
                 self.tries.record_finished()
-            if len(claims) < slots + ahead_slots:
+            if len(claims) < slots.total:
                 return
 
     def _check_stuck(self, now: datetime) -> None:
@@ -301,53 +295,6 @@ class Engine:
             self._renew(now)
             self._lost_workers.reasserted()
 
-    def _sleep_seconds(self, now: datetime) -> float:
-        """Until the earliest thing this engine must do, bounded by the maximum tick."""
-        candidates = [now + timedelta(seconds=self.max_tick)]
-        # While work flows (this tick claimed some), the tries' ends wake the engine and the
-        # next tick claims and recovers anyway: up to three queries fewer on the busy path.
-        flowing = self.claimed_last_tick > 0 and bool(self.tries)
-        next_due = self._due.next_due(now, flowing=flowing)
-        next_ready = next_lease = None
-        if not flowing and self.tries.due() < self.concurrency:
-            next_ready = next_event.next_ready()
-        if not flowing:
-            next_lease = next_event.next_lease_end()
-        if next_due:  # a slot left to plan on its instant is not worth waking for earlier
-            deferred = self._due.deferred(next_due)
-            candidates.append(next_due if deferred else self._ahead_of(next_due, now))
-        if next_ready:
-            candidates.append(self._ahead_of(next_ready, now))
-        if next_lease:
-            candidates.append(next_lease + cadence_settings.RECOVERY_GRACE)
-        wake_at = self._lost_workers.wake_at()
-        if wake_at:
-            candidates.append(wake_at)  # a dead worker's tries start at once
-        if self.tries:
-            candidates.append(self._next_heartbeat or now)
-            candidates += [claim.deadline for claim in self.tries.claims()]
-        stuck_at = self.tries.stuck.next_change(now)  # a timed-out job stuck, or back, by then
-        if stuck_at:
-            candidates.append(stuck_at)
-        handback = self.tries.next_handback(now)
-        if handback:
-            candidates.append(handback)
-        earliest = min(candidates)
-        # From the clock read now, after this method's queries: counted from ``now`` the
-        # engine would wake as late as those queries took.
-        return max(0.0, (earliest - self.clock.now()).total_seconds())
-
-    def _ahead_of(self, at: datetime, now: datetime) -> datetime:
-        """When to plan or claim what is due at ``at``: the claim-ahead horizon before it;
-        once that is past, now if the last tick's horizon fell short of ``at`` (it woke a
-        moment before the horizon reached it, and took longer than that moment), else at
-        ``at`` itself (what that tick left, beyond a budget, waits for its instant)."""
-        early = at - self.ahead
-        if early > now:
-            return early
-        missed = self.claiming and self._horizon is not None and at > self._horizon
-        return now if missed else at
-
     # --- the loop ------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -374,83 +321,7 @@ class Engine:
         registers and ticks: ``run_cadence`` applies the declared schedules there and logs
         what is enabled.
         """
-        if not self._check_connections(stop):
-            return  # stopped while waiting for the database: nothing started
-        lock = store.of(self.using).engine_lock()
-        lock.acquire()
-        logger.info(
-            "engine started worker=%s concurrency=%s max_tick=%s",
-            self.worker_id,
-            self.concurrency,
-            self.max_tick,
-        )
-        log_clock_skew(self.clock, self.worker_id)
-        if on_start is not None:
-            on_start(self)
-        self._lost_workers.start(self.clock.now())
-        if self.watchdog is not None:
-            self.watchdog.start()
-        self._registered = False
-        with contextlib.suppress(DatabaseError):
-            workers.register(
-                self.worker_id,
-                self.clock.now(),
-                concurrency=self.concurrency,
-                session_lock=self._lost_workers.session_lock is not None,
-            )
-            self._registered = True
-        listener = None if once else store.of(self.using).start_listener(self._notice)
-        notifier = self._start_notifier(once)
-        try:
-            self._loop(stop, once=once)
-            self._drain(
-                cadence_settings.SHUTDOWN_GRACE.total_seconds()
-                if shutdown_grace is None
-                else shutdown_grace
-            )
-        finally:
-            self.close()
-            if notifier is not None:
-                notifier.stop()
-            if self._registered:
-                with contextlib.suppress(DatabaseError):
-                    workers.stopped(self.worker_id, self.clock.now())
-            if listener:
-                listener.stop()
-            if self.watchdog is not None:
-                self.watchdog.stop()
-            self._lost_workers.stop()
-            lock.release()
-            logger.info("engine stopped worker=%s", self.worker_id)
-
-    def _check_connections(self, stop: threading.Event) -> bool:
-        """Refuse (``UnsupportedConnection``) a way of reaching the database that this engine
-        cannot keep its guarantees on (docs/design.md, "Databases"), waiting for a database
-        that cannot be reached yet; False if stopped meanwhile. Then this thread's
-        connection, the engine's, is its own, never one of a pool's."""
-        st = store.of(self.using)
-        backoff = 0.5
-        while not stop.is_set():
-            try:
-                st.check_connections(self.concurrency)
-                st.outside_pool()
-                return True
-            except DatabaseError as exc:
-                logger.error(
-                    "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
-                )
-                stop.wait(backoff)
-                backoff = min(backoff * 2, 10.0)
-        return False
-
-    def _start_notifier(self, once: bool) -> Notifier | None:
-        """The thread that resolves cleared episodes and sends notifications (CADENCE_NOTIFY),
-        apart from the ticks; none for an inline engine or ``--once``."""
-        if self.inline or once or not notify.enabled():
-            return None
-        notifier = Notifier(self.worker_id, self.clock.now)
-        notifier.start()
-        return notifier
+        lifecycle.run(self, stop, once=once, shutdown_grace=shutdown_grace, on_start=on_start)
 
     def _notice(self) -> None:
         """A change notice (PostgreSQL): plan and claim at once, whatever was read before."""
@@ -458,142 +329,8 @@ class Engine:
         self._wake.set()
 
     def _loop(self, stop: threading.Event, *, once: bool) -> None:
-        backoff = 0.5
-        down_since: float | None = None  # monotonic: the first failure of an outage
-        while not stop.is_set() and self.unhealthy is None:
-            # Cleared before the tick: a try that finishes during it wakes the next wait.
-            self._wake.clear()
-            try:
-                self.connection.refresh()
-                self.connection.set_up()
-                if once and self.due_by is None:
-                    self.due_by = self.clock.now()
-                delay = self.tick()
-                backoff = 0.5
-                if down_since is not None:
-                    logger.info(
-                        "database back after %.1f s worker=%s",
-                        time.monotonic() - down_since,
-                        self.worker_id,
-                    )
-                    down_since = None
-            except DatabaseError as exc:
-                if self._lost_a_deadlock(exc, ""):
-                    continue
-                down_since = down_since or time.monotonic()
-                logger.error(
-                    "database unavailable: %s; retrying in %.1f s", log_value(exc), backoff
-                )
-                self.connection.close()
-                self._lost_workers.disconnected()
-                cap = self._lost_workers.backoff_cap(has_tries=bool(self.tries))
-                delay, backoff = backoff, min(backoff * 2, cap)
-                # A real back-off: wake-ups (a finished try, the listener's reconnects) need
-                # the database too, so they do not cut it short; only a stop signal does.
-                stop.wait(delay)
-                delay = 0
-            if once and not (self.tries or self.tries.has_unrecorded() or self.claimed_last_tick):
-                return  # everything due at the start has run (retries come later)
-            if once:
-                delay = min(delay, 0.05)
-            if delay > 0:
-                self._wait(stop, delay)
-
-    def _lost_a_deadlock(self, exc: DatabaseError, during: str) -> bool:
-        """True (and logged) if the server broke a deadlock with another worker's transaction
-        by rolling this tick's back: nothing went down, so the tick runs again at once, with
-        no backoff, reconnect or distrust of what the probes see."""
-        if not store.of(self.using).lost_to_a_deadlock(exc):
-            return False
-        logger.warning("deadlock%s, rolled back; ticking again: %s", during, log_value(exc))
-        return True
-
-    def _wait(self, stop: threading.Event, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while not stop.is_set() and not self._wake.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            step = min(remaining, 0.25)
-            before = time.monotonic()
-            self._wake.wait(step)
-            if time.monotonic() - before > step + PAUSE:
-                return  # the process was paused: tick now (``_renew_after_a_pause``)
-        if self._wake.is_set():
-            self._hold_while_queued(stop)
-            self._gather_finishes(stop)
-
-    def _hold_while_queued(self, stop: threading.Event) -> None:
-        """Woken while tries wait for threads, let the threads start them before this tick
-        takes the interpreter (``QUEUE_HOLD``)."""
-        deadline = time.monotonic() + QUEUE_HOLD
-        while not stop.is_set() and self.tries.queued_count() > 0:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            # Not woken by each finish (the wake stays set for the tick): a wake-up per try
-            # would take the interpreter from the threads the hold is for.
-            stop.wait(min(remaining, 0.01))
-
-    def _gather_finishes(self, stop: threading.Event) -> None:
-        """Woken by a finished try, give the others a moment (``FINISH_WINDOW``) to finish too.
-
-        Short tries started together end together, but the first to end wakes the engine,
-        which would then record and refill only its slot and run a round of statements per
-        try. Waiting this briefly lets one round record and refill most of them.
-        """
-        deadline = time.monotonic() + FINISH_WINDOW
-        while not stop.is_set():
-            running = self.tries.still_running()
-            remaining = deadline - time.monotonic()
-            if running <= 0 or remaining <= 0:
-                return
-            self._wake.clear()  # the loop clears it before the tick anyway
-            self._wake.wait(remaining)
-
-    def _say_what_drain_waits_for(self, grace: float) -> None:
-        """One line at once, so a stopped engine is never silent while it waits."""
-        claims = self.tries.claims()
-        if not claims:
-            logger.info("draining: nothing running; exiting")
-            return
-        ids = ", ".join(str(c.attempt_id) for c in claims)
-        tries = "1 running try" if len(claims) == 1 else f"{len(claims)} running tries"
-        logger.info(
-            "draining: waiting up to %g s (CADENCE_SHUTDOWN_GRACE) for %s to finish "
-            "(attempts %s); any still running then are handed back to other workers. "
-            "A second Ctrl+C (SIGINT or SIGTERM) exits now and hands nothing back: "
-            "their leases expire and another worker takes them over",
-            grace,
-            tries,
-            ids,
-        )
+        lifecycle.loop(self, stop, once=once)
 
     def _drain(self, grace: float) -> None:
         """Stop claiming, let running tries finish within ``grace``, release the rest."""
-        self.claiming = False
-        try:
-            self.tries.release_unstarted()  # never started: any worker may take them
-        except DatabaseError as exc:
-            logger.error(
-                "could not release attempts (%s); their leases will expire", log_value(exc)
-            )
-        self._say_what_drain_waits_for(grace)
-        deadline = time.monotonic() + grace
-        while (self.tries or self.tries.has_unrecorded()) and time.monotonic() < deadline:
-            self._wake.clear()
-            try:
-                self.tick()
-            except DatabaseError as exc:
-                if self._lost_a_deadlock(exc, " while draining"):
-                    continue
-                logger.error("database unavailable while draining: %s", log_value(exc))
-                self.connection.close()
-            self._wake.wait(0.1)
-        if self.tries:
-            try:
-                self.tries.release_all()
-            except DatabaseError as exc:
-                logger.error(
-                    "could not release attempts (%s); their leases will expire", log_value(exc)
-                )
+        lifecycle.drain(self, grace)

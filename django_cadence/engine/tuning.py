@@ -11,7 +11,8 @@ from datetime import timedelta
 
 # --- waking and sleeping (loop) ------------------------------------------------------------
 
-# How long a finished try's wake-up waits for the other running tries (``_gather_finishes``).
+# How long a finished try's wake-up waits for the other running tries
+# (``lifecycle._gather_finishes``).
 FINISH_WINDOW = 0.002
 # While tries wait for threads, a finished try wakes the engine only once the queue is empty
 # (or after this many seconds): in a burst the threads start the queued tries first, and the
@@ -48,7 +49,7 @@ START_LATE = QUEUE_MAX_WAIT + PAUSE
 
 # --- starting ahead of the due instant (tries, leases) ------------------------------------
 
-# Tries claimed ahead of their instant that one worker may hold (``HeldTries.ahead_budget``):
+# Tries claimed ahead of their instant that one worker may hold (``TryBudget.ahead_budget``):
 # AHEAD_TRIES whatever its number of threads, enough for a burst of a thousand to be claimed
 # before its instant (a budget in rounds of a small pool's threads would leave most of the
 # burst to be claimed after its instant), or AHEAD_ROUNDS rounds of ``concurrency`` for a

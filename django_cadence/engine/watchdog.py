@@ -37,7 +37,8 @@ from .tuning import LEASE_MARGIN, WATCHDOG_IDLE
 
 if TYPE_CHECKING:
     from .connection import EngineConnection
-    from .tries import Held, HeldTries
+    from .held import Held
+    from .tries import HeldTries
 
 logger = logging.getLogger("django_cadence.engine")
 

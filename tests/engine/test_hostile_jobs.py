@@ -167,4 +167,4 @@ def test_an_async_job_cancelled_from_within_is_a_failed_try_and_frees_its_thread
     attempt = Attempt.objects.get(schedule=schedule, occurrence_at=schedule.next_run_at)
     assert (attempt.status, attempt.tries) == (Status.DEAD_LETTER, 2)
     assert "CancelledError" in attempt.error
-    assert (engine.in_flight, engine.tries.busy) == (0, 0)
+    assert (engine.in_flight, engine.tries.running.busy) == (0, 0)

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from django_cadence.engine import recovery
-from django_cadence.engine import tries as engine_module
+from django_cadence.engine import budget, handbacks, recovery
+from django_cadence.engine import tuning as engine_module
 from django_cadence.models import Attempt
 from tests import jobs
 from tests.support.polling import poll_until
@@ -29,7 +29,7 @@ def warmed_up(engine, schedule_at, clock):
     wait_for_threads(engine)
     engine.tick()
     assert engine.in_flight == 0
-    poll_until(lambda: engine.tries.busy == 0)  # its thread has let go of the queue
+    poll_until(lambda: engine.tries.running.busy == 0)  # its thread has let go of the queue
     return engine
 
 
@@ -57,7 +57,7 @@ def test_short_tries_let_a_worker_claim_ahead_of_its_threads(
     clock.advance(MINUTE)
     engine.tick()
     assert engine.in_flight == most  # one thread, the others waiting for it
-    assert len(engine.tries.queued) == most - 1
+    assert len(engine.tries.running.queued) == most - 1
     assert statuses(schedules) == ["pending"] + ["running"] * most
     gate.set()
     wait_for_threads(engine)
@@ -74,8 +74,8 @@ def test_short_tries_let_a_worker_claim_ahead_of_its_threads(
 )
 def test_the_shorter_the_tries_the_more_rounds_a_worker_holds(threaded_engine, average, rounds):
     engine = threaded_engine(concurrency=3)
-    engine.tries.runtime_avg = average
-    assert engine.tries.capacity() == 3 * rounds
+    engine.tries.budget.runtime_avg = average
+    assert engine.tries.budget.capacity() == 3 * rounds
 
 
 def test_a_worker_that_has_not_seen_short_tries_claims_only_its_threads(
@@ -115,10 +115,11 @@ def test_a_try_waiting_too_long_for_a_thread_is_handed_back(
     clock.advance(MINUTE)
     engine.tick()
     assert engine.in_flight == 4
-    monkeypatch.setattr(engine_module, "QUEUE_MAX_WAIT", 0.0)
+    monkeypatch.setattr(handbacks, "QUEUE_MAX_WAIT", 0.0)
+    monkeypatch.setattr(budget, "QUEUE_MAX_WAIT", 0.0)
     engine.tick()
     assert engine.in_flight == 2  # and no claims ahead until tries are seen short again
-    assert engine.tries.ahead_budget() == 2  # nor a burst before its instant: one round
+    assert engine.tries.budget.ahead_budget() == 2  # nor a burst before its instant: one round
     handed_back = [s.attempts.get() for s in schedules if s.attempts.get().status == "pending"]
     assert len(handed_back) == 2
     assert all((a.tries, a.claim_token, a.lease_until) == (0, None, None) for a in handed_back)
@@ -149,7 +150,7 @@ def test_a_queued_try_replaced_before_it_starts_is_cancelled_unrun(
     clock.advance(MINUTE)
     engine.tick()
     assert engine.in_flight == 2
-    (queued,) = engine.tries.queued
+    (queued,) = engine.tries.running.queued
     queued.claim.cancel_event.set()  # what a cancel request seen by the heartbeat does
     gate.set()
     wait_for_threads(engine)
@@ -177,7 +178,7 @@ def test_a_queued_try_is_not_timed_out_before_it_starts(schedule_at, clock, thre
     engine.tick()
     clock.advance(MINUTE)
     engine.tick()
-    (queued,) = engine.tries.queued
+    (queued,) = engine.tries.running.queued
     poll_until(lambda: jobs.CALLS)  # the other try's job has started
     clock.advance(seconds=6)
     engine.tick()  # the running try is past its deadline; the queued one has not started

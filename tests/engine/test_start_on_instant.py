@@ -224,10 +224,10 @@ def test_an_engine_that_woke_a_moment_before_the_horizon_plans_ahead_after_its_t
 def test_a_try_left_beyond_the_ahead_budget_waits_for_its_instant_without_spinning(
     schedule_at, clock, threaded_engine, monkeypatch
 ):
-    from django_cadence.engine import tries
+    from django_cadence.engine import budget
 
-    monkeypatch.setattr(tries, "AHEAD_TRIES", 1)
-    monkeypatch.setattr(tries, "AHEAD_ROUNDS", 1)
+    monkeypatch.setattr(budget, "AHEAD_TRIES", 1)
+    monkeypatch.setattr(budget, "AHEAD_ROUNDS", 1)
     schedules = [recording(schedule_at, label=f"b{i}") for i in range(3)]
     engine = threaded_engine(concurrency=2, max_tick=300)
     clock.advance(seconds=59.7)
@@ -240,10 +240,10 @@ def test_a_try_left_beyond_the_ahead_budget_waits_for_its_instant_without_spinni
 def test_a_worker_holds_at_most_its_rounds_of_tries_claimed_ahead_when_they_are_more(
     schedule_at, clock, threaded_engine, monkeypatch
 ):
-    from django_cadence.engine import tries
+    from django_cadence.engine import budget
 
-    monkeypatch.setattr(tries, "AHEAD_TRIES", 1)
-    monkeypatch.setattr(tries, "AHEAD_ROUNDS", 1)
+    monkeypatch.setattr(budget, "AHEAD_TRIES", 1)
+    monkeypatch.setattr(budget, "AHEAD_ROUNDS", 1)
     schedules = [recording(schedule_at, label=f"c{i}") for i in range(3)]
     engine = ticked_ahead(threaded_engine, clock)
     assert engine.tries.waiting() == 2  # one round of its two threads
@@ -283,8 +283,8 @@ def test_the_ahead_budget_is_a_burst_until_tries_are_seen_to_be_long(
     threaded_engine, concurrency, average, budget
 ):
     engine = threaded_engine(concurrency=concurrency)
-    engine.tries.runtime_avg = average
-    assert engine.tries.ahead_budget() == budget
+    engine.tries.budget.runtime_avg = average
+    assert engine.tries.budget.ahead_budget() == budget
 
 
 def test_a_worker_whose_tries_are_long_leaves_the_rest_of_a_burst_to_others(
@@ -294,7 +294,7 @@ def test_a_worker_whose_tries_are_long_leaves_the_rest_of_a_burst_to_others(
     stays pending, for any worker of the fleet to claim, instead of being handed back late."""
     schedules = [recording(schedule_at, label=f"e{i}") for i in range(6)]
     engine = threaded_engine(concurrency=2)
-    engine.tries.runtime_avg = 0.5  # two threads start four such tries within a second
+    engine.tries.budget.runtime_avg = 0.5  # two threads start four such tries within a second
     clock.advance(seconds=59.7)
     engine.tick()
     assert engine.tries.waiting() == 4
@@ -442,7 +442,7 @@ def test_a_lost_workers_try_claimed_ahead_is_recovered_pending_until_its_instant
     schedule = recording(schedule_at, label="orphan")
     due = schedule.next_run_at
     engine = ticked_ahead(threaded_engine, clock, worker_id="doomed")
-    engine.tries.timer.take_all()  # it dies: nothing of it runs any more
+    engine.tries.running.timer.take_all()  # it dies: nothing of it runs any more
     assert recovery.recover(clock.now(), lost_workers={"doomed"}) == 1
     attempt = schedule.attempts.get()
     assert (attempt.status, attempt.recoveries, attempt.retry_at) == (Status.PENDING, 1, due)
@@ -473,7 +473,7 @@ def test_a_start_timer_that_cannot_start_a_thread_makes_the_worker_unhealthy(
     def no_thread(task):
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr(engine.tries._pool, "submit", no_thread)
+    monkeypatch.setattr(engine.tries.running._pool, "submit", no_thread)
     clock.advance(seconds=0.3)
     poll_until(lambda: engine.tries.launch_failure is not None)
     engine.tick()
@@ -483,7 +483,7 @@ def test_a_start_timer_that_cannot_start_a_thread_makes_the_worker_unhealthy(
     assert engine.unhealthy in caplog.text
     assert jobs.CALLS == []
     # What it could not start waits for a thread, not for a start that will never come.
-    assert (engine.tries.queued_count(), engine.tries.busy) == (1, 0)
+    assert (engine.tries.queued_count(), engine.tries.running.busy) == (1, 0)
     engine.tries.release_unstarted()  # a drain's first step hands it back, uncounted
     assert engine.in_flight == 0
     attempt = schedule.attempts.get()
@@ -584,7 +584,7 @@ def test_claiming_ahead_starts_the_threads_the_instant_will_need(
         recording(schedule_at, label=f"t{i}")
     engine = ticked_ahead(threaded_engine, clock)
     assert engine.tries.waiting() == 3
-    poll_until(lambda: engine.tries._pool.threads == 2)  # capped at --concurrency
+    poll_until(lambda: engine.tries.running._pool.threads == 2)  # capped at --concurrency
     assert jobs.CALLS == []
 
 

@@ -111,7 +111,7 @@ def test_an_unreachable_server_when_the_clock_needs_a_reading_does_not_stop_the_
 @pytest.mark.django_db
 def test_a_server_that_hangs_holds_neither_the_start_timer_nor_the_try_threads(monkeypatch):
     """The database clock's window ends while the server hangs (an unreachable host): the
-    worker's timer and try threads read the estimate (``HeldTries.now``) and launch on the
+    worker's timer and try threads read the estimate (``RunningTries.estimate``) and launch on the
     instant; only the engine's thread would wait on the server."""
     from django.db import OperationalError
 
@@ -131,10 +131,10 @@ def test_a_server_that_hangs_holds_neither_the_start_timer_nor_the_try_threads(m
     monkeypatch.setattr(clock, "read", hangs)
     tries = HeldTries(clock, 1, inline=False, wake=threading.Event(), on_lost=lambda: None)
     launches = Launches()
-    timer = StartTimer(tries.now, launches)
+    timer = StartTimer(tries.running.estimate, launches)
     try:
         time.sleep(0.1)  # past the reading's window: ``clock.now()`` would read the server
-        timer.add(tries.now() + timedelta(seconds=0.2), "a")
+        timer.add(tries.running.estimate() + timedelta(seconds=0.2), "a")
         launches.wait(1)
         assert launches.batches == [["a"]]
         assert reads == []

@@ -16,6 +16,7 @@ import pytest
 from django.db import connection
 
 from django_cadence.engine import recovery
+from django_cadence.engine.held import Phase
 from django_cadence.engine.tuning import LEASE_MARGIN
 from django_cadence.engine.watchdog import CLAIM_LOST_EXIT, claim_deadline, exit_at, nudge_at
 from django_cadence.models import Attempt, Status
@@ -140,7 +141,7 @@ def test_a_try_claimed_ahead_whose_claim_expired_never_starts(threaded_engine, s
     clock.advance(seconds=59.7)
     engine.tick()  # claimed ahead: waits on the start timer for the instant
     (held,) = engine.tries.held.values()
-    assert held.waiting
+    assert held.phase is Phase.AHEAD
     engine.claiming = False
     engine.watchdog.monotonic = lambda: claim_deadline(held.confirmed_at, LEASE)
     engine.watchdog.check()

@@ -24,7 +24,7 @@ from django.utils import timezone
 from benchmarks.chaos_app.jobs import EXECUTIONS_ENV
 from benchmarks.chaos_checks import executions, read_execution_lines, started_early
 from benchmarks.fleet import overlaps, stop_all, tries_by_schedule, tries_of, wait_until
-from django_cadence.engine.tries import LATE
+from django_cadence.engine.running import LATE
 from django_cadence.models import TERMINAL_STATUSES, Attempt, Schedule, Status
 from tests.support.records import check_occurrences, log_problems, try_intervals
 

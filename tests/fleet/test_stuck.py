@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from benchmarks.fleet import wait_until
-from django_cadence.engine.tries import LATE
+from django_cadence.engine.running import LATE
 from django_cadence.executors.calling import idempotency_key
 from django_cadence.models import Attempt, Schedule, Status, Worker
 from tests.models import Effect
