@@ -41,6 +41,7 @@ def claim(
     busy: Busy | None = None,
     ahead_until: datetime | None = None,
     ahead_slots: int = 0,
+    queues: tuple[str, ...] | None = None,
 ) -> list[Claim]:
     """Claim up to ``slots`` attempts ready by ``due_by`` (default ``now``) for ``worker``,
     and up to ``ahead_slots`` more that will be ready by ``ahead_until``.
@@ -50,6 +51,9 @@ def claim(
     instant read before could be earlier than the finish of the try this one waited for
     (the previous try of a serial schedule, committed while the claim waited for a lock or
     for its snapshot), and the history would show two tries of it overlapping.
+
+    ``queues`` names the queues served (sorted; None: every queue): an attempt is claimed
+    only by a worker serving its schedule's queue.
 
     ``busy`` names what still runs in this worker's threads: a try taken from it may be
     running yet, and this worker never starts its attempt (or its serial schedule) again.
@@ -72,7 +76,7 @@ def claim(
         # locked by another worker leaves its attempts to a later tick).
         candidates = _CANDIDATES.rows(
             using,
-            _window(max(slots, 0) + ahead_slots),
+            (_window(max(slots, 0) + ahead_slots), queues),
             read_by,
             setup=store.of(using).claim_setup_sql,
         )
@@ -150,14 +154,18 @@ _CLAIM_FIELDS = (
 )
 
 
-def _candidates(window: int, due_by: datetime) -> QuerySet[Attempt, Any]:
-    """Ready attempts of enabled schedules (and manual runs asked for even if paused), oldest
-    first, locked with their schedules.
+def _candidates(shape: tuple[int, tuple[str, ...] | None], due_by: datetime) -> QuerySet[Any, Any]:
+    """Ready attempts of enabled schedules (and manual runs asked for even if paused) in the
+    queues served, oldest first, locked with their schedules.
 
     ``FOR UPDATE`` without ``OF`` locks the rows of both tables of the join on every backend.
+    The queue is the schedule's, read through the join the claim makes anyway: changing a
+    schedule's queue moves its waiting attempts with it.
     """
+    window, queues = shape
     return (
         Attempt.objects.ready(due_by)
+        .filter(in_queues(queues))
         # Nothing runs while its schedule is paused, but a manual run asked for even so
         # (invariant 6 in docs/design.md).
         .filter(Q(schedule__enabled=True) | Q(even_if_paused=True))
@@ -169,6 +177,11 @@ def _candidates(window: int, due_by: datetime) -> QuerySet[Attempt, Any]:
 
 
 _CANDIDATES = PreparedRead(_candidates, _CLAIM_FIELDS, Attempt._meta.get_field("retry_at"))
+
+
+def in_queues(queues: tuple[str, ...] | None) -> Q:
+    """Attempts whose schedule is in one of ``queues`` (None: every queue)."""
+    return Q() if queues is None else Q(schedule__queue__in=queues)
 
 
 def _next_in_line() -> Q:

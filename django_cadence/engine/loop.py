@@ -28,6 +28,8 @@ from ..clock import Clock, DatabaseClock, default_clock, log_clock_skew
 from ..conf import cadence_settings
 from ..executors.log_text import log_value
 from ..notify.sender import Notifier
+from ..schedule.queues import QueueShare, served_names
+from ..schedule.queues import describe as describe_queues
 from . import leases, next_event, planner, recovery, stuck, workers
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
@@ -55,6 +57,7 @@ class Engine:
         max_tick: float | None = None,
         inline: bool = False,
         using: str | None = None,
+        queues: tuple[QueueShare, ...] | None = None,
     ) -> None:
         # Cadence lives in one database, the routers' choice: naming another is refused.
         using = store.alias_or_refuse(using)
@@ -63,6 +66,8 @@ class Engine:
         self.concurrency = (
             concurrency or cadence_settings.CONCURRENCY or store.of(using).default_concurrency
         )
+        self.queues = queues  # None: every queue (docs/design.md, "Queues")
+        self.queue_names = served_names(queues)
         self.max_tick = (
             max_tick if max_tick is not None else cadence_settings.MAX_TICK.total_seconds()
         )
@@ -205,6 +210,7 @@ class Engine:
                 busy=self.tries.running_here(),
                 ahead_until=ahead_until,
                 ahead_slots=ahead_slots,
+                queues=self.queue_names,
             )
             self.claimed_last_tick += len(claims)
             for claim in claims:
@@ -310,7 +316,7 @@ class Engine:
         next_due = self._due.next_due(now, flowing=flowing)
         next_ready = next_lease = None
         if not flowing and self.tries.due() < self.concurrency:
-            next_ready = next_event.next_ready()
+            next_ready = next_event.next_ready(self.queue_names)
         if not flowing:
             next_lease = next_event.next_lease_end()
         if next_due:  # a slot left to plan on its instant is not worth waking for earlier
@@ -379,10 +385,11 @@ class Engine:
         lock = store.of(self.using).engine_lock()
         lock.acquire()
         logger.info(
-            "engine started worker=%s concurrency=%s max_tick=%s",
+            "engine started worker=%s concurrency=%s max_tick=%s queues=%s",
             self.worker_id,
             self.concurrency,
             self.max_tick,
+            describe_queues(self.queues),
         )
         log_clock_skew(self.clock, self.worker_id)
         if on_start is not None:
@@ -396,6 +403,7 @@ class Engine:
                 self.worker_id,
                 self.clock.now(),
                 concurrency=self.concurrency,
+                queues=describe_queues(self.queues) if self.queues else "",
                 session_lock=self._lost_workers.session_lock is not None,
             )
             self._registered = True

@@ -28,7 +28,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django_cadence import log_output, metrics, store
 from django_cadence.engine.loop import Engine
 from django_cadence.exceptions import UnsupportedConnection
-from django_cadence.management.arguments import positive_int, positive_seconds, worker_id
+from django_cadence.management.arguments import positive_int, positive_seconds, queues, worker_id
 from django_cadence.models import Event
 from django_cadence.notify import episodes
 from django_cadence.ops.reconcile import reconcile_on_start
@@ -71,6 +71,13 @@ class Command(BaseCommand):
             help="This worker's name in attempts and logs: up to 200 printable characters, "
             "no whitespace (default host:pid:random).",
         )
+        parser.add_argument(
+            "--queues",
+            type=queues,
+            default=None,
+            help="Run only the attempts of these queues, by name separated by commas "
+            "(billing,reports); without it, every queue.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         _bound_connections()
@@ -80,6 +87,7 @@ class Command(BaseCommand):
             worker_id=options["worker_id"],
             concurrency=options["concurrency"],
             max_tick=options["max_tick"],
+            queues=options["queues"],
         )
         metrics.start_from_settings()  # only with CADENCE_METRICS and CADENCE_METRICS_PORT
         stop = threading.Event()
