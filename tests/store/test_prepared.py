@@ -73,7 +73,12 @@ def test_a_prepared_read_compiles_once_per_shape(clock):
         for _ in range(3):
             read.rows("default", (5, None), clock.now())
         read.rows("default", (6, None), clock.now())
-    assert [window for window, _ in compiled] == [5, 5, 6, 6]  # two compilations find the argument's parameter
+    assert [window for window, _ in compiled] == [
+        5,
+        5,
+        6,
+        6,
+    ]  # two compilations find the argument's parameter
 
 
 def test_the_claim_read_locks_its_rows_and_their_schedules():
@@ -82,7 +87,9 @@ def test_the_claim_read_locks_its_rows_and_their_schedules():
         return
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         leases._CANDIDATES.rows(
-            "default", (3, None), Attempt._meta.get_field("retry_at").to_python("2026-01-01T00:00:00+00:00")
+            "default",
+            (3, None),
+            Attempt._meta.get_field("retry_at").to_python("2026-01-01T00:00:00+00:00"),
         )
     (sql,) = [q["sql"] for q in queries if "SELECT" in q["sql"]]
     assert sql.rstrip().endswith("FOR UPDATE SKIP LOCKED")  # no OF: both tables' rows
