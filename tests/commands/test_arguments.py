@@ -59,7 +59,11 @@ def test_queues_reads_the_names_served():
 
 @pytest.mark.parametrize(
     ("typed", "message"),
-    [("", "no empty item"), ("a b", "starts with a letter or digit"), (",".join(f"q{i}" for i in range(300)), "at most 1000 characters")],
+    [
+        ("", "no empty item"),
+        ("a b", "starts with a letter or digit"),
+        (",".join(f"q{i}" for i in range(300)), "at most 1000 characters"),
+    ],
 )
 def test_queues_refuses_saying_why(typed, message):
     with pytest.raises(argparse.ArgumentTypeError, match=message):
