@@ -71,3 +71,26 @@ def test_an_engine_serving_every_queue_records_none(schedule_at, clock):
     engine = Engine(clock=clock, worker_id="w-all", inline=True)
     engine.run(threading.Event(), once=True, shutdown_grace=0)
     assert Worker.objects.get(worker_id="w-all").queues == ""
+
+
+def test_a_lost_try_is_recovered_by_any_worker_and_re_run_only_in_its_queue(
+    schedule_at, clock, settings
+):
+    """Recovery is not a run: it makes the try pending again; only its queue's worker runs it."""
+    settings.CADENCE_LEASE = 10
+    settings.CADENCE_RECOVERY_GRACE = 5
+    _due(schedule_at, clock, totals="reports")
+    (claim,) = leases.claim(clock.now(), worker="w-reports", slots=1, queues=("reports",))
+    # The reports worker is gone; a billing engine ticks past the lease and the grace.
+    clock.advance(seconds=16)
+    billing = Engine(
+        clock=clock, worker_id="w-billing", inline=True, queues=parse_queues("billing")
+    )
+    billing.tick()
+    attempt = Attempt.objects.get(pk=claim.attempt_id)
+    assert (attempt.status, attempt.recoveries) == ("pending", 1)
+    billing.tick()
+    assert Attempt.objects.get(pk=claim.attempt_id).status == "pending"
+    assert leases.claim(clock.now(), worker="w-billing", slots=5, queues=("billing",)) == []
+    (again,) = leases.claim(clock.now(), worker="w-reports-2", slots=5, queues=("reports",))
+    assert again.attempt_id == claim.attempt_id
