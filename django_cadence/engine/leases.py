@@ -42,6 +42,7 @@ def claim(
     ahead_until: datetime | None = None,
     ahead_slots: int = 0,
     queues: tuple[str, ...] | None = None,
+    queue_limits: dict[str, int] | None = None,
 ) -> list[Claim]:
     """Claim up to ``slots`` attempts ready by ``due_by`` (default ``now``) for ``worker``,
     and up to ``ahead_slots`` more that will be ready by ``ahead_until``.
@@ -53,7 +54,8 @@ def claim(
     for its snapshot), and the history would show two tries of it overlapping.
 
     ``queues`` names the queues served (sorted; None: every queue): an attempt is claimed
-    only by a worker serving its schedule's queue.
+    only by a worker serving its schedule's queue; ``queue_limits`` caps how many of a queue's
+    attempts this claim may take (the worker's free thread share of it, ``shares.py``).
 
     ``busy`` names what still runs in this worker's threads: a try taken from it may be
     running yet, and this worker never starts its attempt (or its serial schedule) again.
@@ -82,7 +84,9 @@ def claim(
         )
         if not candidates:
             return []
-        budget = _Budget(now=max(slots, 0), ahead=ahead_slots, due_by=due_by)
+        budget = _Budget(
+            now=max(slots, 0), ahead=ahead_slots, due_by=due_by, shares=dict(queue_limits or {})
+        )
         chosen = _choose(candidates, budget, busy or Busy(set(), set()))
         if not chosen:
             return []
@@ -150,6 +154,7 @@ _CLAIM_FIELDS = (
     "schedule__retry_cap",
     "schedule__max_runtime",
     "schedule__pause_after_failures",
+    "schedule__queue",
     "retry_at",
 )
 
@@ -221,9 +226,13 @@ class _Budget:
     now: int
     ahead: int
     due_by: datetime
+    shares: dict[str, int]  # the free thread share of each queue that has one
 
-    def take(self, retry_at: datetime) -> bool:
-        """Spend a slot of the right kind on an attempt ready at ``retry_at``, if one is left."""
+    def take(self, retry_at: datetime, queue: str) -> bool:
+        """Spend a slot of the right kind on an attempt ready at ``retry_at``, if one is left
+        (and one of its queue's share, if it has one)."""
+        if self.shares.get(queue, 1) <= 0:
+            return False
         if retry_at <= self.due_by:
             if self.now <= 0:
                 return False
@@ -232,6 +241,8 @@ class _Budget:
             if self.ahead <= 0:
                 return False
             self.ahead -= 1
+        if queue in self.shares:
+            self.shares[queue] -= 1
         return True
 
     def spent(self) -> bool:
@@ -253,7 +264,7 @@ def _choose(candidates: list[Any], budget: _Budget, busy: Busy) -> list[Any]:
         serial = policies.is_serial(attempt.schedule_overlap)
         if serial and attempt.schedule_id in serial_taken:
             continue
-        if not budget.take(attempt.retry_at):
+        if not budget.take(attempt.retry_at, attempt.schedule_queue):
             continue
         if serial:
             serial_taken.add(attempt.schedule_id)

@@ -28,12 +28,13 @@ from ..clock import Clock, DatabaseClock, default_clock, log_clock_skew
 from ..conf import cadence_settings
 from ..executors.log_text import log_value
 from ..notify.sender import Notifier
-from ..schedule.queues import QueueShare, served_names
+from ..schedule.queues import QueueShare
 from ..schedule.queues import describe as describe_queues
 from . import leases, next_event, planner, recovery, stuck, workers
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
+from .shares import QueueShares
 from .tries import HeldTries
 from .tuning import CLOCK_REFRESH, FINISH_WINDOW, PAUSE, QUEUE_HOLD
 from .watchdog import ClaimWatchdog
@@ -63,11 +64,15 @@ class Engine:
         using = store.alias_or_refuse(using)
         self.clock = clock or default_clock(using)
         self.worker_id = workers.check_worker_id(worker_id) if worker_id else default_worker_id()
-        self.concurrency = (
-            concurrency or cadence_settings.CONCURRENCY or store.of(using).default_concurrency
-        )
         self.queues = queues  # None: every queue (docs/design.md, "Queues")
-        self.queue_names = served_names(queues)
+        self.shares = QueueShares(queues)
+        self.concurrency = (
+            concurrency
+            or self.shares.concurrency()
+            or cadence_settings.CONCURRENCY
+            or store.of(using).default_concurrency
+        )
+        self.shares.check(self.concurrency)
         self.max_tick = (
             max_tick if max_tick is not None else cadence_settings.MAX_TICK.total_seconds()
         )
@@ -201,6 +206,9 @@ class Engine:
                 return
             # The clock, not an instant: a try's started_at, lease and deadline count from
             # the moment its row is locked, after ``sent``.
+            open_queues = self.shares.open(self.tries.claims())
+            if open_queues.names == ():
+                return  # every queue served holds its whole share
             sent = time.monotonic()
             claims = leases.claim(
                 self.clock.now,
@@ -210,7 +218,8 @@ class Engine:
                 busy=self.tries.running_here(),
                 ahead_until=ahead_until,
                 ahead_slots=ahead_slots,
-                queues=self.queue_names,
+                queues=open_queues.names,
+                queue_limits=open_queues.limits,
             )
             self.claimed_last_tick += len(claims)
             for claim in claims:
@@ -315,8 +324,9 @@ class Engine:
         flowing = self.claimed_last_tick > 0 and bool(self.tries)
         next_due = self._due.next_due(now, flowing=flowing)
         next_ready = next_lease = None
-        if not flowing and self.tries.due() < self.concurrency:
-            next_ready = next_event.next_ready(self.queue_names)
+        open_queues = self.shares.open(self.tries.claims()).names
+        if not flowing and self.tries.due() < self.concurrency and open_queues != ():
+            next_ready = next_event.next_ready(open_queues)
         if not flowing:
             next_lease = next_event.next_lease_end()
         if next_due:  # a slot left to plan on its instant is not worth waking for earlier

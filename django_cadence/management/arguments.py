@@ -55,13 +55,12 @@ def worker_id(value: str) -> str:
 
 
 def queues(value: str) -> tuple[QueueShare, ...]:
-    """``--queues billing,reports``: the queues a worker serves, by name."""
+    """``--queues reports:2,default``: the queues a worker serves, by name, each with the
+    most of its threads its tries may hold (``:N``; none: any free thread)."""
     try:
         shares = parse_queues(value)
     except InvalidQueue as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if any(share.threads is not None for share in shares):
-        raise argparse.ArgumentTypeError("thread shares (name:threads) are not supported yet")
     if len(describe(shares)) > MAX_QUEUES_TEXT:
         raise argparse.ArgumentTypeError(f"at most {MAX_QUEUES_TEXT} characters")
     return shares

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 
 from benchmarks.chaos_app.jobs import EXECUTIONS_ENV
-from benchmarks.chaos_checks import read_execution_lines
+from benchmarks.chaos_checks import executions, read_execution_lines
 from benchmarks.fleet import stop_all, wait_until
 from django_cadence.models import Attempt, Schedule, Status, Worker
 
@@ -74,3 +74,46 @@ def test_two_workers_with_different_queues_each_run_only_their_own(worker, tmp_p
     else:
         assert set(runs["reports"]) == {"totals", "exports"}
         assert Worker.objects.get(worker_id="reports").queues == "reports"
+
+
+def _running_at(found, schedules, instant: float) -> int:
+    """How many executions of ``schedules`` were running at ``instant``."""
+    return sum(1 for e in found if e.schedule in schedules and e.start <= instant < e.end)
+
+
+def test_a_queues_share_leaves_threads_for_the_other_queue(worker, tmp_path):
+    """Long reports tries, due every second, hold at most their share (2 of 3 threads): the
+    default queue's 1 s schedule keeps running beside them."""
+    reports = ("report-a", "report-b")
+    for name in reports:
+        Schedule.objects.create(
+            name=name,
+            interval=timedelta(seconds=1),
+            overlap="allow",
+            executor="tests.jobs.sleep_for",
+            payload={"seconds": 3},
+            queue="reports",
+        )
+    Schedule.objects.create(name="tick", interval=timedelta(seconds=1), executor="tests.jobs.noop")
+    recorded = tmp_path / "executions"
+    recorded.mkdir()
+    child = worker("shared", queues="reports:2,default:1", env={EXECUTIONS_ENV: str(recorded)})
+    child.wait_for_log("concurrency=3")
+
+    def ticks_beside_full_reports() -> list:
+        found = executions(read_execution_lines(recorded), {})
+        return [
+            e for e in found if e.schedule == "tick" and _running_at(found, reports, e.start) == 2
+        ]
+
+    beside = wait_until(
+        lambda: len(ticks_beside_full_reports()) >= 3 and ticks_beside_full_reports(),
+        timeout=60,
+        message="the 1 s schedule ran three times while reports held its whole share",
+    )
+    assert len(beside) >= 3
+    assert set(stop_all([child]).values()) == {0}
+    found = executions(read_execution_lines(recorded), {})
+    # Never more reports tries at once than its share, at any start.
+    assert max(_running_at(found, reports, e.start) for e in found) <= 2
+    assert Worker.objects.get(worker_id="shared").queues == "reports:2,default:1"

@@ -33,6 +33,7 @@ from django_cadence.models import Event
 from django_cadence.notify import episodes
 from django_cadence.ops.reconcile import reconcile_on_start
 from django_cadence.ops.status import schedules_summary
+from django_cadence.schedule.queues import InvalidQueue
 from django_cadence.store import bounds
 from django_cadence.store.base import Store
 from django_cadence.store.sqlite import EngineAlreadyRunning, SQLiteStore
@@ -76,19 +77,24 @@ class Command(BaseCommand):
             type=queues,
             default=None,
             help="Run only the attempts of these queues, by name separated by commas "
-            "(billing,reports); without it, every queue.",
+            "(billing,reports); without it, every queue. NAME:N lets that queue's tries hold "
+            "at most N threads (reports:2,default:6); when every queue has one and "
+            "--concurrency is not given, the worker's threads are their sum.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         _bound_connections()
         _refuse_unmigrated_database()
         log_output.ensure_output()
-        engine = Engine(
-            worker_id=options["worker_id"],
-            concurrency=options["concurrency"],
-            max_tick=options["max_tick"],
-            queues=options["queues"],
-        )
+        try:
+            engine = Engine(
+                worker_id=options["worker_id"],
+                concurrency=options["concurrency"],
+                max_tick=options["max_tick"],
+                queues=options["queues"],
+            )
+        except InvalidQueue as exc:  # a thread share larger than the worker's threads
+            raise CommandError(str(exc)) from None
         metrics.start_from_settings()  # only with CADENCE_METRICS and CADENCE_METRICS_PORT
         stop = threading.Event()
         _install_signal_handlers(stop)
