@@ -1,4 +1,5 @@
-"""Queues (docs/design.md, "Queues"): a schedule's ``queue`` and the queues a worker serves.
+"""Queues (docs/design.md, "Queues"): a schedule's ``queue``, the queues a worker serves, and
+the ``unserved_queue`` notification event.
 
 Both columns have a database default, so a process of the previous release, which inserts
 schedules and registers workers without them, still can. The attempts table is left alone: an
@@ -26,5 +27,18 @@ class Migration(migrations.Migration):
             model_name='worker',
             name='queues',
             field=models.CharField(blank=True, db_default='', default='', help_text='The queues it serves, with their thread shares (reports:2,default); empty: every queue.', max_length=1000),
+        ),
+        migrations.RemoveConstraint(
+            model_name='notice',
+            name='cadence_notice_event_valid',
+        ),
+        migrations.AlterField(
+            model_name='notice',
+            name='event',
+            field=models.CharField(choices=[('dead_letter', 'dead letter'), ('failing', 'failing'), ('overdue', 'overdue'), ('paused', 'auto-paused'), ('no_worker', 'no live worker'), ('worker_unhealthy', 'worker exited unhealthy'), ('unserved_queue', 'queue no worker serves')], max_length=32),
+        ),
+        migrations.AddConstraint(
+            model_name='notice',
+            constraint=models.CheckConstraint(condition=models.Q(('event__in', ['dead_letter', 'failing', 'overdue', 'paused', 'no_worker', 'worker_unhealthy', 'unserved_queue'])), name='cadence_notice_event_valid'),
         ),
     ]

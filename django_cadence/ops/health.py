@@ -46,6 +46,7 @@ class Reason:
     check: str
     level: str
     message: str
+    queues: tuple[str, ...] = ()  # the queues it names (``unserved_queue``)
 
 
 @dataclass
@@ -136,6 +137,7 @@ def fleet_reasons(now: datetime) -> list[Reason]:
                     CRITICAL,
                     f"due work waits in queue(s) {listed} that no live worker serves "
                     f"(start run_cadence --queues {listed})",
+                    queues=tuple(waiting_in),
                 )
             )
     allowed = grace + cadence_settings.MAX_TICK
