@@ -7,6 +7,7 @@ and ``reports``' attempts wait for a worker serving it.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import timedelta
 
@@ -16,7 +17,10 @@ from django.db import connection
 from benchmarks.chaos_app.jobs import EXECUTIONS_ENV
 from benchmarks.chaos_checks import executions, read_execution_lines
 from benchmarks.fleet import stop_all, wait_until
+from django_cadence.clock import default_clock
 from django_cadence.models import Attempt, Schedule, Status, Worker
+from django_cadence.ops import health
+from tests.support.attempts import wait_for_status
 
 pytestmark = [pytest.mark.process, pytest.mark.django_db(transaction=True)]
 
@@ -117,3 +121,52 @@ def test_a_queues_share_leaves_threads_for_the_other_queue(worker, tmp_path):
     # Never more reports tries at once than its share, at any start.
     assert max(_running_at(found, reports, e.start) for e in found) <= 2
     assert Worker.objects.get(worker_id="shared").queues == "reports:2,default:1"
+
+
+SHORT_LEASE = {"CADENCE_LEASE": 2, "CADENCE_RECOVERY_GRACE": 0.5}
+
+
+def _spans(directory) -> list[dict]:
+    return [json.loads(path.read_text()) for path in sorted(directory.glob("*.json"))]
+
+
+def test_the_only_reports_worker_killed_its_tries_wait_are_named_and_run_once_later(
+    worker, due_schedule, tmp_path, settings
+):
+    """Recovered by a billing worker (recovery is not a run), they wait; the health check names
+    reports; a reports worker started later runs each once."""
+    settings.CADENCE_LEASE, settings.CADENCE_MAX_TICK = 2, 1  # R1 is lost 6 s after its kill
+    spans = tmp_path / "spans"
+    spans.mkdir()
+    payload = {"directory": str(spans), "seconds": 60, "rerun_seconds": 0.1}
+    schedules = [
+        due_schedule(executor="tests.jobs.record_span", payload=payload, queue="reports")
+        for _ in range(2)
+    ]
+    first = worker("R1", queues="reports", settings=SHORT_LEASE)
+    wait_until(
+        lambda: len(_spans(spans)) == 2, timeout=30, message="both reports jobs running on R1"
+    )
+    first.kill()
+    billing = worker("B", queues="billing", settings=SHORT_LEASE)
+    wait_until(
+        lambda: Attempt.objects.filter(status=Status.PENDING, recoveries=1).count() == 2,
+        timeout=30,
+        message="both tries recovered",
+    )
+    reasons = wait_until(
+        lambda: [r for r in health.check(default_clock().now()).reasons if r.queues],
+        timeout=30,
+        message="the health check names the unserved queue",
+    )
+    assert [(r.check, r.queues) for r in reasons] == [("unserved_queue", ("reports",))]
+    assert Attempt.objects.filter(status=Status.PENDING).count() == 2  # B ran none
+    if connection.vendor == "sqlite":
+        stop_all([billing])  # one engine per database file
+    worker("R2", queues="reports", settings=SHORT_LEASE)
+    for schedule in schedules:
+        wait_for_status(schedule, Status.SUCCEEDED, worker="R2", timeout=30)
+    by_schedule = Counter((s["schedule"], s["pid"] == first.pid) for s in _spans(spans))
+    for schedule in schedules:
+        assert by_schedule[(schedule.name, True)] == 1  # cut off with R1
+        assert by_schedule[(schedule.name, False)] == 1  # run once, by R2
