@@ -170,3 +170,28 @@ def test_the_only_reports_worker_killed_its_tries_wait_are_named_and_run_once_la
     for schedule in schedules:
         assert by_schedule[(schedule.name, True)] == 1  # cut off with R1
         assert by_schedule[(schedule.name, False)] == 1  # run once, by R2
+
+
+def test_a_notice_wakes_a_worker_of_another_queue_which_claims_nothing(worker):
+    """On PostgreSQL a run-now wakes every listening worker at once: one serving billing,
+    woken by a reports run, leaves it waiting and runs billing's."""
+    if connection.vendor != "postgresql":
+        pytest.skip("LISTEN/NOTIFY: PostgreSQL")
+    from django_cadence import services
+
+    for name, queue in (("totals", "reports"), ("invoices", "billing")):
+        Schedule.objects.create(
+            name=name, interval=timedelta(hours=1), executor="tests.jobs.noop", queue=queue
+        )
+    billing = worker("billing", queues="billing", max_tick=60)  # only a notice wakes it sooner
+    billing.wait_for_log("engine started")
+    wait_until(lambda: Worker.objects.filter(worker_id="billing").exists(), message="registered")
+    totals = services.trigger("totals")
+    invoices = services.trigger("invoices")
+    wait_until(
+        lambda: Attempt.objects.get(pk=invoices.pk).status == Status.SUCCEEDED,
+        timeout=30,
+        message="the billing run, woken by its notice",
+    )
+    assert Attempt.objects.get(pk=totals.pk).status == Status.PENDING
+    assert Attempt.objects.get(pk=totals.pk).worker in (None, "")
