@@ -3,6 +3,8 @@ queues each worker serves on the workers page."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -48,3 +50,22 @@ def test_the_workers_page_shows_the_queues_each_serves(admin_client):
     page = admin_client.get(WORKERS).content.decode()
     assert ">reports<" in page
     assert "every queue" in page
+
+
+def test_the_overview_shows_each_queues_work_and_who_serves_it(admin_client, make_schedule):
+    from django_cadence.models import Attempt
+
+    now = timezone.now()
+    waiting = make_schedule(name="totals", queue="reports")
+    Attempt.objects.create(
+        schedule=waiting, occurrence_at=now, status="pending", retry_at=now - timedelta(minutes=2)
+    )
+    make_schedule(name="invoices", queue="billing")
+    Worker.objects.create(
+        worker_id="w-billing", host="h", pid=1, started_at=now, heartbeat_at=now, queues="billing"
+    )
+    page = admin_client.get(reverse("admin:django_cadence_overview_changelist")).content.decode()
+    assert "<h2>Queues</h2>" in page
+    assert "<td>billing</td><td>0</td><td>-</td><td>1</td>" in page
+    assert '<tr class="cadence-lost"><td>reports</td><td>1</td><td>2 min' in page
+    assert "0 (nobody serves it)" in page
