@@ -204,11 +204,11 @@ class Engine:
                 ahead_slots = max(0, self.tries.ahead_budget() - self.tries.waiting())
             if slots + ahead_slots <= 0:
                 return
-            # The clock, not an instant: a try's started_at, lease and deadline count from
-            # the moment its row is locked, after ``sent``.
             open_queues = self.shares.open(self.tries.claims())
             if open_queues.names == ():
                 return  # every queue served holds its whole share
+            # The clock, not an instant: a try's started_at, lease and deadline count from
+            # the moment its row is locked, after ``sent``.
             sent = time.monotonic()
             claims = leases.claim(
                 self.clock.now,
