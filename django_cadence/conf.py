@@ -159,7 +159,15 @@ def _schedules(name: str, value: Any) -> dict[str, dict[str, Any]]:
 
 
 # What CADENCE_NOTIFY tells of (models/notice.py ``Event``), and the kinds of channel.
-NOTIFY_EVENTS = ("dead_letter", "failing", "overdue", "paused", "no_worker", "worker_unhealthy")
+NOTIFY_EVENTS = (
+    "dead_letter",
+    "failing",
+    "overdue",
+    "paused",
+    "no_worker",
+    "worker_unhealthy",
+    "unserved_queue",
+)
 CHANNEL_TYPES = ("mail", "webhook", "sentry", "callable")
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _CHANNEL_KEYS = {

@@ -9,8 +9,8 @@ With ``CADENCE_METRICS = True``:
   already exposes;
 - in a web process, :func:`metrics_view` serves the database-wide gauges (mount it in urls).
 
-Series (labels are only ``schedule`` (its name), ``status``, ``state``, ``channel`` and
-``event``; never payloads, errors or anything a job provides):
+Series (labels are only ``schedule`` (its name), ``status``, ``state``, ``channel``,
+``event`` and ``queue``; never payloads, errors or anything a job provides):
 
 - ``cadence_firing_lag_seconds{schedule}`` histogram: first try's start minus its occurrence;
 - ``cadence_dead_letters_total{schedule}``, ``cadence_lease_recoveries_total{schedule}``:
@@ -19,6 +19,9 @@ Series (labels are only ``schedule`` (its name), ``status``, ``state``, ``channe
   ``cadence_queue_oldest_seconds``, ``cadence_workers{state}``: queried from the database at
   scrape time, the same whichever process serves them. The attempts count reads every
   attempt row: prune finished attempts (``cadence_prune``) to keep scrapes cheap.
+- ``cadence_queue_ready{queue}``, ``cadence_queue_oldest_wait_seconds{queue}`` and
+  ``cadence_queue_workers{queue}`` (live workers serving it), per queue a schedule names:
+  alert on ``cadence_queue_ready > 0 and cadence_queue_workers == 0``, work nobody will run.
 - ``cadence_schedule_last_success_timestamp_seconds{schedule}`` (Unix time the newest
   succeeded occurrence finished; absent until one did) and ``cadence_schedule_overdue{schedule}``
   (1 while the schedule is overdue, else 0; ``models/overdue.py``), per enabled schedule: alert
@@ -48,6 +51,7 @@ from .clock import default_clock
 from .conf import cadence_settings
 from .models import Attempt, Delivery, Notice, Schedule, Worker
 from .models.overdue import silences, with_last_success
+from .ops.queues import queue_states
 from .ops.status import worker_timeout
 
 logger = logging.getLogger(__name__)
@@ -90,6 +94,9 @@ class DatabaseCollector:
         yield GaugeMetricFamily("cadence_notifications", "", labels=["channel", "status"])
         yield GaugeMetricFamily("cadence_notification_failures", "", labels=["channel"])
         yield GaugeMetricFamily("cadence_notice_open", "", labels=["event"])
+        yield GaugeMetricFamily("cadence_queue_ready", "", labels=["queue"])
+        yield GaugeMetricFamily("cadence_queue_oldest_wait_seconds", "", labels=["queue"])
+        yield GaugeMetricFamily("cadence_queue_workers", "", labels=["queue"])
 
     def collect(self) -> Any:
         from prometheus_client.core import GaugeMetricFamily
@@ -126,11 +133,38 @@ class DatabaseCollector:
             workers.add_metric(["live"], Worker.objects.live(now, timeout).count())
             workers.add_metric(["lost"], Worker.objects.lost(now, timeout).count())
             yield workers
+            yield from _queue_gauges(now)
             yield from _silence_gauges(now)
             yield from _notification_gauges()
         finally:
             if opened:
                 connection.close()
+
+
+def _queue_gauges(now: datetime) -> Any:
+    """Per queue: ready attempts, the oldest one's wait, and the live workers serving it (0
+    while work waits there: nobody will run it)."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    ready = GaugeMetricFamily(
+        "cadence_queue_ready", "Ready attempts of enabled schedules, by queue.", labels=["queue"]
+    )
+    oldest = GaugeMetricFamily(
+        "cadence_queue_oldest_wait_seconds",
+        "How long the oldest ready attempt of each queue has waited to start.",
+        labels=["queue"],
+    )
+    workers = GaugeMetricFamily(
+        "cadence_queue_workers", "Live workers serving each queue.", labels=["queue"]
+    )
+    for state in queue_states(now):
+        ready.add_metric([state.name], state.ready)
+        wait = state.oldest_wait.total_seconds() if state.oldest_wait is not None else 0.0
+        oldest.add_metric([state.name], wait)
+        workers.add_metric([state.name], state.workers)
+    yield ready
+    yield oldest
+    yield workers
 
 
 def _silence_gauges(now: datetime) -> Any:

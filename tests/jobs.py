@@ -167,6 +167,12 @@ def at_most_once_noop(**kwargs):
     return None
 
 
+@job(queue="reports")
+def reports_noop(**kwargs):
+    """A no-op whose schedules wait in the reports queue unless they name another."""
+    return None
+
+
 @job(delivery="atomic")
 def atomic_noop(**kwargs):
     """An atomic job with no effect: its success is written in its own transaction."""

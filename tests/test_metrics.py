@@ -165,3 +165,35 @@ def test_metrics_last_success_and_overdue_per_schedule(registry, make_schedule):
     assert 'cadence_schedule_overdue{schedule="healthy"} 0.0' in text
     assert 'cadence_schedule_overdue{schedule="silent"} 1.0' in text
     assert 'schedule="paused"' not in text  # paused schedules are never overdue
+
+
+def test_metrics_per_queue_ready_oldest_wait_and_workers_serving(registry, make_schedule):
+    from django.utils import timezone
+
+    from django_cadence.models import Worker
+
+    now = timezone.now()
+    for queue in ("billing", "reports"):
+        schedule = make_schedule(queue=queue)
+        Attempt.objects.create(
+            schedule=schedule,
+            occurrence_at=now - timedelta(minutes=2),
+            status="pending",
+            retry_at=now - timedelta(minutes=2),
+        )
+    make_schedule(queue="idle")
+    for worker_id, queues in (("w-billing", "billing:2"), ("w-all", "")):
+        Worker.objects.create(
+            worker_id=worker_id, host="h", pid=1, started_at=now, heartbeat_at=now, queues=queues
+        )
+    text = scrape(registry)
+    assert 'cadence_queue_ready{queue="billing"} 1.0' in text
+    assert 'cadence_queue_ready{queue="idle"} 0.0' in text
+    assert 'cadence_queue_workers{queue="billing"} 2.0' in text
+    assert 'cadence_queue_workers{queue="reports"} 1.0' in text
+    wait = next(
+        float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith('cadence_queue_oldest_wait_seconds{queue="reports"}')
+    )
+    assert wait >= 120

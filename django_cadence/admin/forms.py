@@ -57,6 +57,7 @@ EDITABLE_FIELDS = (
     "max_silence",
     "notify",
     "notify_after_failures",
+    "queue",
 )
 
 

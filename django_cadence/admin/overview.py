@@ -26,6 +26,7 @@ from django.utils import timezone
 from django.utils.functional import lazy
 
 from ..models import Attempt, Overview, Schedule, Status
+from ..ops.queues import queue_states
 from ..ops.status import live_workers, lost_workers, worker_timeout
 from ..schedule.describe import zone
 from ..schedule.timefmt import format_instant
@@ -196,6 +197,15 @@ def context(now: datetime) -> dict[str, Any]:
             for a in dead[:DEAD_SHOWN]
         ],
         "dead_recent": dead_letter_count(now),
+        "queues": [
+            (
+                q.name,
+                q.ready,
+                display.duration(now - q.oldest_wait, now) if q.oldest_wait else "-",
+                q.workers,
+            )
+            for q in queue_states(now)
+        ],
     }
 
 

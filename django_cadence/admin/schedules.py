@@ -58,13 +58,14 @@ KIND_FIELDSETS: tuple[Any, ...] = tuple(
 class ScheduleAdmin(ScheduleActions):
     form = ScheduleForm
     formfield_overrides = {models.DurationField: {"form_class": DurationField}}
-    # Four columns fit beside the navigation sidebar and the filters at 1280 px: the zone is
-    # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, and the
-    # last outcome above the strip of the last attempts.
-    list_display = ("schedule_name", "rule", "next_run", "lately")
+    # Five columns fit beside the navigation sidebar and the filters at 1280 px: the zone is
+    # in the rule, UTC in the next run's tooltip, "paused" in place of the next run, the last
+    # outcome above the strip of the last attempts, and the queue a short name.
+    list_display = ("schedule_name", "rule", "queue", "next_run", "lately")
     list_filter = (
         "kind",
         "enabled",
+        "queue",
         code_owned.OwnerFilter,
         "overlap",
         LastOutcomeFilter,
@@ -93,7 +94,7 @@ class ScheduleAdmin(ScheduleActions):
         "metadata_shown",
     )
     fieldsets = (
-        (None, {"fields": ("name", "enabled", "executor", "payload", "metadata")}),
+        (None, {"fields": ("name", "enabled", "queue", "executor", "payload", "metadata")}),
         ("When", {"fields": ("kind", "timezone")}),
         *KIND_FIELDSETS,
         (

@@ -62,7 +62,7 @@ class StateFilter(admin.SimpleListFilter):
 @admin.register(Worker)
 # Stuck threads under the load: a column of their own would not fit at 1280 px.
 class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
-    list_display = ("worker", "state", "host_name", "pid", "heartbeat", "load")
+    list_display = ("worker", "state", "host_name", "served", "heartbeat", "load")
     list_display_links = ("worker",)
     list_filter = (StateFilter, "host")
     search_fields = ("worker_id", "host")
@@ -81,6 +81,7 @@ class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
         "stopped",
         "in_flight",
         "concurrency",
+        "served",
         "stuck",
     )
     fields = readonly_fields
@@ -116,6 +117,11 @@ class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
     @admin.display(description="host", ordering="host")
     def host_name(self, obj: Worker) -> str:
         return display.clipped(obj.host, "short")
+
+    @admin.display(description="queues", ordering="queues")
+    def served(self, obj: Worker) -> str:
+        """The queues it serves, with their thread shares: "every queue" when not chosen."""
+        return display.clipped(obj.queues, "short") if obj.queues else "every queue"
 
     started = display.instant_column("started_at", "started", ordering="started_at")
     heartbeat = display.instant_column("heartbeat_at", "last heartbeat", ordering="heartbeat_at")

@@ -43,6 +43,7 @@ class Claim:
     isolation: str
     history: list[dict[str, Any]]
     pause_after_failures: int | None
+    queue: str = "default"  # its schedule's, as claimed: what the worker's thread shares count
     cancel_event: threading.Event = field(default_factory=threading.Event)
     # True while the job's own code runs (in its thread, or its child process alive): what
     # the watchdog may not let outlive the claim (the engine's fenced writes after it may).
@@ -114,6 +115,7 @@ def claim_of(
         started_at=now,
         history=list(candidate.history or []),
         pause_after_failures=candidate.schedule_pause_after_failures,
+        queue=candidate.schedule_queue,
         **resolved_options(schedule, jobs),
     )
 

@@ -41,6 +41,8 @@ def claim(
     busy: Busy | None = None,
     ahead_until: datetime | None = None,
     ahead_slots: int = 0,
+    queues: tuple[str, ...] | None = None,
+    queue_limits: dict[str, int] | None = None,
 ) -> list[Claim]:
     """Claim up to ``slots`` attempts ready by ``due_by`` (default ``now``) for ``worker``,
     and up to ``ahead_slots`` more that will be ready by ``ahead_until``.
@@ -50,6 +52,10 @@ def claim(
     instant read before could be earlier than the finish of the try this one waited for
     (the previous try of a serial schedule, committed while the claim waited for a lock or
     for its snapshot), and the history would show two tries of it overlapping.
+
+    ``queues`` names the queues served (sorted; None: every queue): an attempt is claimed
+    only by a worker serving its schedule's queue; ``queue_limits`` caps how many of a queue's
+    attempts this claim may take (the worker's free thread share of it, ``shares.py``).
 
     ``busy`` names what still runs in this worker's threads: a try taken from it may be
     running yet, and this worker never starts its attempt (or its serial schedule) again.
@@ -72,13 +78,15 @@ def claim(
         # locked by another worker leaves its attempts to a later tick).
         candidates = _CANDIDATES.rows(
             using,
-            _window(max(slots, 0) + ahead_slots),
+            (_window(max(slots, 0) + ahead_slots), queues),
             read_by,
             setup=store.of(using).claim_setup_sql,
         )
         if not candidates:
             return []
-        budget = _Budget(now=max(slots, 0), ahead=ahead_slots, due_by=due_by)
+        budget = _Budget(
+            now=max(slots, 0), ahead=ahead_slots, due_by=due_by, shares=dict(queue_limits or {})
+        )
         chosen = _choose(candidates, budget, busy or Busy(set(), set()))
         if not chosen:
             return []
@@ -146,18 +154,23 @@ _CLAIM_FIELDS = (
     "schedule__retry_cap",
     "schedule__max_runtime",
     "schedule__pause_after_failures",
+    "schedule__queue",
     "retry_at",
 )
 
 
-def _candidates(window: int, due_by: datetime) -> QuerySet[Attempt, Any]:
-    """Ready attempts of enabled schedules (and manual runs asked for even if paused), oldest
-    first, locked with their schedules.
+def _candidates(shape: tuple[int, tuple[str, ...] | None], due_by: datetime) -> QuerySet[Any, Any]:
+    """Ready attempts of enabled schedules (and manual runs asked for even if paused) in the
+    queues served, oldest first, locked with their schedules.
 
     ``FOR UPDATE`` without ``OF`` locks the rows of both tables of the join on every backend.
+    The queue is the schedule's, read through the join the claim makes anyway: changing a
+    schedule's queue moves its waiting attempts with it.
     """
+    window, queues = shape
     return (
         Attempt.objects.ready(due_by)
+        .filter(in_queues(queues))
         # Nothing runs while its schedule is paused, but a manual run asked for even so
         # (invariant 6 in docs/design.md).
         .filter(Q(schedule__enabled=True) | Q(even_if_paused=True))
@@ -169,6 +182,11 @@ def _candidates(window: int, due_by: datetime) -> QuerySet[Attempt, Any]:
 
 
 _CANDIDATES = PreparedRead(_candidates, _CLAIM_FIELDS, Attempt._meta.get_field("retry_at"))
+
+
+def in_queues(queues: tuple[str, ...] | None) -> Q:
+    """Attempts whose schedule is in one of ``queues`` (None: every queue)."""
+    return Q() if queues is None else Q(schedule__queue__in=queues)
 
 
 def _next_in_line() -> Q:
@@ -208,9 +226,13 @@ class _Budget:
     now: int
     ahead: int
     due_by: datetime
+    shares: dict[str, int]  # the free thread share of each queue that has one
 
-    def take(self, retry_at: datetime) -> bool:
-        """Spend a slot of the right kind on an attempt ready at ``retry_at``, if one is left."""
+    def take(self, retry_at: datetime, queue: str) -> bool:
+        """Spend a slot of the right kind on an attempt ready at ``retry_at``, if one is left
+        (and one of its queue's share, if it has one)."""
+        if self.shares.get(queue, 1) <= 0:
+            return False
         if retry_at <= self.due_by:
             if self.now <= 0:
                 return False
@@ -219,6 +241,8 @@ class _Budget:
             if self.ahead <= 0:
                 return False
             self.ahead -= 1
+        if queue in self.shares:
+            self.shares[queue] -= 1
         return True
 
     def spent(self) -> bool:
@@ -240,7 +264,7 @@ def _choose(candidates: list[Any], budget: _Budget, busy: Busy) -> list[Any]:
         serial = policies.is_serial(attempt.schedule_overlap)
         if serial and attempt.schedule_id in serial_taken:
             continue
-        if not budget.take(attempt.retry_at):
+        if not budget.take(attempt.retry_at, attempt.schedule_queue):
             continue
         if serial:
             serial_taken.add(attempt.schedule_id)

@@ -19,6 +19,7 @@ from ..clock import log_clock_skew
 from ..conf import cadence_settings
 from ..executors.log_text import log_value
 from ..notify.sender import Notifier
+from ..schedule.queues import describe as describe_queues
 from . import workers
 from .tuning import FINISH_WINDOW, PAUSE, QUEUE_HOLD
 
@@ -42,10 +43,11 @@ def run(
     lock = store.of(engine.using).engine_lock()
     lock.acquire()
     logger.info(
-        "engine started worker=%s concurrency=%s max_tick=%s",
+        "engine started worker=%s concurrency=%s max_tick=%s queues=%s",
         engine.worker_id,
         engine.concurrency,
         engine.max_tick,
+        describe_queues(engine.queues),
     )
     log_clock_skew(engine.clock, engine.worker_id)
     if on_start is not None:
@@ -59,6 +61,7 @@ def run(
             engine.worker_id,
             engine.clock.now(),
             concurrency=engine.concurrency,
+            queues=describe_queues(engine.queues) if engine.queues else "",
             session_lock=engine._lost_workers.session_lock is not None,
         )
         engine._registered = True

@@ -25,10 +25,12 @@ from django.db import reset_queries
 from .. import store
 from ..clock import Clock, DatabaseClock, default_clock
 from ..conf import cadence_settings
+from ..schedule.queues import QueueShare
 from . import leases, lifecycle, next_event, planner, recovery, stuck, wake_up, workers
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
+from .shares import QueueShares
 from .tries import HeldTries
 from .tuning import CLOCK_REFRESH
 from .watchdog import ClaimWatchdog
@@ -52,14 +54,21 @@ class Engine:
         max_tick: float | None = None,
         inline: bool = False,
         using: str | None = None,
+        queues: tuple[QueueShare, ...] | None = None,
     ) -> None:
         # Cadence lives in one database, the routers' choice: naming another is refused.
         using = store.alias_or_refuse(using)
         self.clock = clock or default_clock(using)
         self.worker_id = workers.check_worker_id(worker_id) if worker_id else default_worker_id()
+        self.queues = queues  # None: every queue (docs/design.md, "Queues")
+        self.shares = QueueShares(queues)
         self.concurrency = (
-            concurrency or cadence_settings.CONCURRENCY or store.of(using).default_concurrency
+            concurrency
+            or self.shares.concurrency()
+            or cadence_settings.CONCURRENCY
+            or store.of(using).default_concurrency
         )
+        self.shares.check(self.concurrency)
         self.max_tick = (
             max_tick if max_tick is not None else cadence_settings.MAX_TICK.total_seconds()
         )
@@ -188,6 +197,9 @@ class Engine:
             slots = self.tries.slots(claim_ahead=ahead_until is not None)
             if slots.total <= 0:
                 return
+            open_queues = self.shares.open(self.tries.claims())
+            if open_queues.names == ():
+                return  # every queue served holds its whole share
             # The clock, not an instant: a try's started_at, lease and deadline count from
             # the moment its row is locked, after ``sent``.
             sent = time.monotonic()
@@ -199,6 +211,8 @@ class Engine:
                 busy=self.tries.running_here(),
                 ahead_until=ahead_until,
                 ahead_slots=slots.ahead,
+                queues=open_queues.names,
+                queue_limits=open_queues.limits,
             )
             self.claimed_last_tick += len(claims)
             for claim in claims:

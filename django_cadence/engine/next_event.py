@@ -26,12 +26,15 @@ def _next_due(_shape: None, _value: None) -> QuerySet[Any, Any]:
     )
 
 
-def _next_ready(_shape: None, _value: None) -> QuerySet[Any, Any]:
+def _next_ready(queues: tuple[str, ...] | None, _value: None) -> QuerySet[Any, Any]:
     # Pending rows always have a ``retry_at`` (a constraint); paused schedules' wait, but for
-    # manual runs asked for even if paused.
+    # manual runs asked for even if paused. Only the queues served: another queue's waiting
+    # attempt is not this worker's to wake for.
+    queue = Q() if queues is None else Q(schedule__queue__in=queues)
     return (
         Attempt.objects.pending()
         .filter(Q(schedule__enabled=True) | Q(even_if_paused=True))
+        .filter(queue)
         .order_by("retry_at")
         .values_list("retry_at")[:1]
     )
@@ -47,8 +50,8 @@ _NEXT_READY = PreparedRead(_next_ready, ("retry_at",), None)
 _NEXT_LEASE_END = PreparedRead(_next_lease_end, ("lease_until",), None)
 
 
-def _first(read: PreparedRead) -> datetime | None:
-    rows = read.rows(Schedule.objects.db, None)
+def _first(read: PreparedRead, shape: tuple[str, ...] | None = None) -> datetime | None:
+    rows = read.rows(Schedule.objects.db, shape)
     return rows[0][0] if rows else None
 
 
@@ -57,9 +60,10 @@ def next_due() -> datetime | None:
     return _first(_NEXT_DUE)
 
 
-def next_ready() -> datetime | None:
-    """When the first pending attempt of an enabled schedule may start."""
-    return _first(_NEXT_READY)
+def next_ready(queues: tuple[str, ...] | None = None) -> datetime | None:
+    """When the first pending attempt of an enabled schedule in ``queues`` (None: any queue)
+    may start."""
+    return _first(_NEXT_READY, queues)
 
 
 def next_lease_end() -> datetime | None:

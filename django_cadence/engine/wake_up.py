@@ -23,8 +23,9 @@ def sleep_seconds(engine: Engine, now: datetime) -> float:
     flowing = engine.claimed_last_tick > 0 and bool(engine.tries)
     next_due = engine._due.next_due(now, flowing=flowing)
     next_ready = next_lease = None
-    if not flowing and engine.tries.due() < engine.concurrency:
-        next_ready = next_event.next_ready()
+    open_queues = engine.shares.open(engine.tries.claims()).names
+    if not flowing and engine.tries.due() < engine.concurrency and open_queues != ():
+        next_ready = next_event.next_ready(open_queues)
     if not flowing:
         next_lease = next_event.next_lease_end()
     if next_due:  # a slot left to plan on its instant is not worth waking for earlier

@@ -35,8 +35,15 @@ def check_worker_id(value: str) -> str:
 
 
 def register(
-    worker_id: str, now: datetime, *, concurrency: int, session_lock: bool = False
+    worker_id: str,
+    now: datetime,
+    *,
+    concurrency: int,
+    queues: str = "",
+    session_lock: bool = False,
 ) -> None:
+    """Record the worker at start: who, where, its threads and the queues it serves ("":
+    every queue)."""
     Worker.objects.update_or_create(
         worker_id=worker_id,
         defaults={
@@ -49,6 +56,7 @@ def register(
             "stuck_threads": 0,
             "stuck_since": None,
             "concurrency": concurrency,
+            "queues": queues,
             "session_lock": session_lock,
         },
     )

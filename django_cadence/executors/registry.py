@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from django.utils.module_loading import autodiscover_modules
 
+from ..schedule.queues import InvalidQueue, check_queue_name
 from .paths import is_dotted_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,6 +34,8 @@ class JobOptions:
     max_runtime: timedelta | None = None
     delivery: str = "at_least_once"
     isolation: str = "thread"
+    # The queue of the schedules that run it and name no queue themselves (None: "default").
+    queue: str | None = None
     # A schedule declared next to the job (reconcile.py): its fields, the executor implied.
     schedule: dict[str, Any] | None = field(default=None, hash=False)
 
@@ -50,6 +53,15 @@ def _duration(name: str, value: Any) -> timedelta | None:
     if delta <= timedelta(0):
         raise ValueError(f"@job({name}=...) must be more than zero seconds, not {value!r}.")
     return delta
+
+
+def _queue(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return check_queue_name(value)
+    except InvalidQueue as exc:
+        raise ValueError(f"@job(queue=...): {exc}") from None
 
 
 def _choice(name: str, value: Any, accepted: tuple[str, ...]) -> str:
@@ -102,6 +114,7 @@ def job(
     delivery: str = "at_least_once",
     isolation: str = "thread",
     schedule: str | dict[str, Any] | None = None,
+    queue: str | None = None,
 ) -> Any:
     """Register a module-level function as an executor (allowed by registration alone).
 
@@ -109,6 +122,7 @@ def job(
     :class:`JobOptions` as ``func.cadence_job``. Bad options raise ``ValueError`` at once.
     ``schedule`` declares a schedule named after the job's path that runs it: a cron string
     or a dict of schedule fields; ``run_cadence`` and ``cadence_sync`` create and update it.
+    ``queue`` is the queue of every schedule that runs the job without naming one.
     """
     options = _checked_options(
         max_attempts=max_attempts,
@@ -118,6 +132,7 @@ def job(
         delivery=delivery,
         isolation=isolation,
         schedule=schedule,
+        queue=queue,
     )
 
     def register(func: F) -> F:
@@ -145,6 +160,7 @@ def _checked_options(
     delivery: str,
     isolation: str,
     schedule: str | dict[str, Any] | None,
+    queue: str | None = None,
 ) -> dict[str, Any]:
     """``@job``'s options, normalised; ``ValueError`` naming the first one that is wrong."""
     if max_attempts is not None and (type(max_attempts) is not int or max_attempts < 1):
@@ -158,6 +174,7 @@ def _checked_options(
         "delivery": _choice("delivery", delivery, DELIVERIES),
         "isolation": _choice("isolation", isolation, ISOLATIONS),
         "schedule": _job_schedule(schedule),
+        "queue": _queue(queue),
     }
     if base is not None and cap is not None and cap < base:
         raise ValueError("@job(retry_cap=...) must not be less than retry_base.")

@@ -9,6 +9,9 @@ from datetime import timedelta
 
 from django_cadence.engine.workers import check_worker_id
 from django_cadence.schedule import durations
+from django_cadence.schedule.queues import InvalidQueue, QueueShare, describe, parse_queues
+
+MAX_QUEUES_TEXT = 1000  # Worker.queues holds this many characters
 
 
 def count(value: str) -> int:
@@ -49,6 +52,18 @@ def worker_id(value: str) -> str:
         return check_worker_id(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def queues(value: str) -> tuple[QueueShare, ...]:
+    """``--queues reports:2,default``: the queues a worker serves, by name, each with the
+    most of its threads its tries may hold (``:N``; none: any free thread)."""
+    try:
+        shares = parse_queues(value)
+    except InvalidQueue as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(describe(shares)) > MAX_QUEUES_TEXT:
+        raise argparse.ArgumentTypeError(f"at most {MAX_QUEUES_TEXT} characters")
+    return shares
 
 
 def _whole_number(value: str, *, least: int) -> int:

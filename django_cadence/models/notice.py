@@ -28,6 +28,7 @@ class Event(models.TextChoices):
     PAUSED = "paused", "auto-paused"
     NO_WORKER = "no_worker", "no live worker"
     WORKER_UNHEALTHY = "worker_unhealthy", "worker exited unhealthy"
+    UNSERVED_QUEUE = "unserved_queue", "queue no worker serves"
 
 
 class NoticeState(models.TextChoices):

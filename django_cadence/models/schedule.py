@@ -17,6 +17,7 @@ from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
 from ..schedule import specs
+from ..schedule.queues import DEFAULT_QUEUE, MAX_QUEUE_NAME
 from .choices import Kind, Misfire, Overlap, in_choices
 from .validation import clean_schedule, inferred_kind, read_values
 
@@ -71,6 +72,13 @@ class Schedule(models.Model):
         ),
     )
     enabled = models.BooleanField(default=True)
+    queue = models.CharField(
+        max_length=MAX_QUEUE_NAME,
+        default=DEFAULT_QUEUE,
+        db_default=DEFAULT_QUEUE,  # a process from before this column inserts schedules without it
+        help_text="The queue its attempts wait in: only workers serving it run them "
+        "(run_cadence --queues). Changing it moves its waiting attempts too.",
+    )
     overlap = models.CharField(
         max_length=16, choices=Overlap.choices, default=Overlap.SKIP_IF_RUNNING
     )
@@ -162,6 +170,8 @@ class Schedule(models.Model):
     _loaded_enabled: bool | None
     # The kind as inferred by __init__; None once given (a row, a form, kind=...).
     _implied_kind: str | None
+    # True when __init__ was given no queue: the job's queue may still apply.
+    _implied_queue: bool
 
     class Meta:
         ordering = ("name",)
@@ -255,6 +265,8 @@ class Schedule(models.Model):
                 kwargs["kind"] = kind
         super().__init__(*args, **kwargs)
         self._implied_kind = self.kind if implied else None
+        # No queue given: the job's (``@job(queue=...)``), else "default" (``validation``).
+        self._implied_queue = not args and "queue" not in kwargs
 
     def __str__(self) -> str:
         return self.name

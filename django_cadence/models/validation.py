@@ -15,8 +15,8 @@ from django.core.exceptions import ValidationError
 
 from ..conf import cadence_settings
 from ..exceptions import CadenceError, InvalidPayload
-from ..executors import allow_list, calling, payloads
-from ..schedule import durations, instants, specs
+from ..executors import allow_list, calling, payloads, registry
+from ..schedule import durations, instants, queues, specs
 
 if TYPE_CHECKING:
     from . import Schedule
@@ -65,6 +65,7 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
     _check_executor_and_payload(schedule, add)
     _check_metadata(schedule, add)
     _check_notify(schedule, add)
+    _check_queue(schedule, add)
     if errors:
         raise ValidationError(errors)
 
@@ -94,6 +95,25 @@ def _check_notify(schedule: Schedule, add: AddError) -> None:
             f"notify names {', '.join(unknown)}, which CADENCE_NOTIFY does not configure "
             f"(configured: {choices}); leave it empty for every channel, or write off.",
         )
+
+
+def _check_queue(schedule: Schedule, add: AddError) -> None:
+    """``queue``: a short name; left out, the job's ``@job(queue=...)``, else "default"."""
+    if getattr(schedule, "_implied_queue", False) and schedule.queue == queues.DEFAULT_QUEUE:
+        job_queue = _job_queue(schedule.executor)
+        if job_queue:
+            schedule.queue = job_queue
+    error = queues.queue_name_error(schedule.queue)
+    if error:
+        add("queue", error)
+
+
+def _job_queue(executor: object) -> str | None:
+    """The queue ``@job(queue=...)`` gives the job at ``executor``, if it is registered."""
+    if not isinstance(executor, str):
+        return None
+    options = registry.registered_options(executor)
+    return options.queue if options is not None else None
 
 
 def _check_metadata(schedule: Schedule, add: AddError) -> None:

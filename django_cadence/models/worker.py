@@ -42,6 +42,14 @@ class Worker(models.Model):
     stuck_since = models.DateTimeField(
         null=True, blank=True, help_text="When the oldest of its stuck threads timed out."
     )
+    queues = models.CharField(
+        max_length=1000,
+        blank=True,
+        default="",
+        db_default="",  # a process from before this column registers without it
+        help_text="The queues it serves, with their thread shares (reports:2,default); "
+        "empty: every queue.",
+    )
     session_lock = models.BooleanField(
         default=False,
         help_text="Holds a session lock named after it: the server tells when it is gone.",

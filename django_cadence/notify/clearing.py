@@ -7,6 +7,7 @@
 - ``paused``: the schedule was resumed;
 - ``no_worker``: a worker is live;
 - ``worker_unhealthy``: a worker on that host, started since, has run ``UNHEALTHY_SETTLED``;
+- ``unserved_queue``: a live worker serves the queue, or no due work waits in it;
 - any schedule's episode: the schedule was deleted.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 from ..models import Attempt, Event, Notice, Schedule, Status, Worker
 from ..models.overdue import silence_of, with_last_success
 from ..models.worker import worker_timeout
+from ..schedule.queues import InvalidQueue, parse_queues
 from . import episodes
 
 UNHEALTHY_SETTLED = timedelta(minutes=1)
@@ -40,6 +42,8 @@ def cleared(notice: Notice, now: datetime, timeout: timedelta) -> str:
         return "a worker is live" if live else ""
     if notice.event == Event.WORKER_UNHEALTHY:
         return _replaced(notice, now, timeout)
+    if notice.event == Event.UNSERVED_QUEUE:
+        return _served(notice.name, now, timeout)
     schedule: Any = (
         with_last_success(Schedule.objects.filter(pk=notice.schedule_id)).first()
         if notice.schedule_id is not None
@@ -61,6 +65,18 @@ def cleared(notice: Notice, now: datetime, timeout: timedelta) -> str:
         left = Attempt.objects.filter(schedule_id=schedule.pk, status=Status.DEAD_LETTER)
         return "" if left.exists() else "its dead letters were retried or discarded"
     return ""
+
+
+def _served(queue: str, now: datetime, timeout: timedelta) -> str:
+    """Why the queue's episode cleared: a live worker serves it, or nothing waits in it."""
+    for registered in Worker.objects.live(now, timeout).values_list("queues", flat=True):
+        try:
+            if not registered or queue in {s.name for s in parse_queues(registered)}:
+                return "a live worker serves it"
+        except InvalidQueue:
+            continue
+    waiting = Attempt.objects.ready(now).filter(schedule__enabled=True, schedule__queue=queue)
+    return "" if waiting.exists() else "no due work waits in it"
 
 
 def _replaced(notice: Notice, now: datetime, timeout: timedelta) -> str:

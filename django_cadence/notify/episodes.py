@@ -133,7 +133,7 @@ def _enqueue(notice: Notice, state: str, schedule: Schedule | None, now: datetim
         )
         channels = [c for c in cadence_settings.NOTIFY.channels if c.name in told]
     else:
-        fleet = notice.event in (Event.NO_WORKER, Event.WORKER_UNHEALTHY)
+        fleet = notice.event in (Event.NO_WORKER, Event.WORKER_UNHEALTHY, Event.UNSERVED_QUEUE)
         channels = routing.channels_for(notice.event, None if fleet else schedule)
     metadata = schedule.metadata if schedule is not None else None
     body = messages.body(notice, state, metadata=metadata)

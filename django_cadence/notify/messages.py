@@ -25,6 +25,7 @@ _OPENED = {
     Event.PAUSED: "{name} was auto-paused",
     Event.NO_WORKER: "No run_cadence worker is alive while work is due",
     Event.WORKER_UNHEALTHY: "A run_cadence worker on {name} exited unhealthy",
+    Event.UNSERVED_QUEUE: "Due work waits in queue {name}, which no live worker serves",
 }
 _WHAT = {
     Event.DEAD_LETTER: "dead letters of {name}",
@@ -33,6 +34,7 @@ _WHAT = {
     Event.PAUSED: "{name} auto-paused",
     Event.NO_WORKER: "no live worker",
     Event.WORKER_UNHEALTHY: "unhealthy worker exits on {name}",
+    Event.UNSERVED_QUEUE: "queue {name} unserved",
 }
 
 

@@ -49,6 +49,7 @@ CODE_OWNED_FIELDS = (
     "notify",
     "notify_after_failures",
     "metadata",
+    "queue",
 )
 DURATION_FIELDS = frozenset(
     {"interval", "misfire_grace", "retry_base", "retry_cap", "max_runtime", "jitter", "max_silence"}

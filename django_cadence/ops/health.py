@@ -1,10 +1,12 @@
 """Is the scheduler doing its job? The reasons it may not be, for monitors and the admin.
 
-Four checks, each a few indexed reads (no counts over attempts):
+Five checks, each a few indexed reads (no counts over attempts):
 
 - ``no_worker`` (critical): work is due and no worker is live (a heartbeat within
   ``worker_timeout()`` and, if it registered one, its session lock held); the message says
   what became of the last one (stopped when, or silent or its session gone since when);
+- ``unserved_queue`` (critical): workers are live, but due work waits in a queue none of them
+  serves (``ops/queues.py``); the message names the queues and the command to start;
 - ``backlog`` (critical): the oldest due schedule or ready attempt has waited longer than
   its grace (its ``misfire_grace``, else ``CADENCE_MISFIRE_GRACE``, plus ``CADENCE_MAX_TICK``,
   the longest a healthy engine sleeps);
@@ -12,10 +14,10 @@ Four checks, each a few indexed reads (no counts over attempts):
   (``models/overdue.py``);
 - ``stuck_threads`` (warning): live workers hold stuck threads (``engine/stuck.py``).
 
-:func:`fleet_reasons` (the first two) is what every admin page shows as a banner;
-:func:`check` (all four) is what the health view and ``cadence_status --check`` report.
-Messages carry counts, durations and instants only: no schedule names, worker ids, payloads
-or errors.
+:func:`fleet_reasons` (the first three) is what every admin page shows as a banner;
+:func:`check` (all five) is what the health view and ``cadence_status --check`` report.
+Messages carry counts, durations, instants and queue names only: no schedule names, worker
+ids, payloads or errors.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from django.db.models.functions import Coalesce
 from ..conf import cadence_settings
 from ..models import Attempt, Schedule, Worker, overdue
 from ..schedule.timefmt import format_utc
+from .queues import names_of, unserved
 from .status import live_workers, sessions_gone, worker_state, worker_timeout
 
 READY_LOOKED_AT = 32
@@ -43,6 +46,7 @@ class Reason:
     check: str
     level: str
     message: str
+    queues: tuple[str, ...] = ()  # the queues it names (``unserved_queue``)
 
 
 @dataclass
@@ -111,17 +115,31 @@ def _oldest_ready(now: datetime) -> tuple[datetime, timedelta | None] | None:
 
 
 def fleet_reasons(now: datetime) -> list[Reason]:
-    """No live worker while work is due; due work older than its grace. Four reads at most,
-    each from an index: the oldest due schedule, the oldest ready attempts and their
-    schedules, live workers."""
+    """No live worker while work is due; due work in a queue no live worker serves; due work
+    older than its grace. A few reads, each from an index: the oldest due schedule, the
+    oldest ready attempts and their schedules, live workers (and, only when none of them
+    serves every queue, the queues of the ready attempts)."""
     oldest = _oldest_due(now)
     if oldest is None:
         return []
     reasons = []
     since, grace = oldest
-    no_worker = _no_worker(now)
+    no_worker, live = _no_worker(now)
     if no_worker:
         reasons.append(no_worker)
+    else:
+        waiting_in = unserved(now, [names_of(w.queues) for w in live])
+        if waiting_in:
+            listed = ",".join(waiting_in)
+            reasons.append(
+                Reason(
+                    "unserved_queue",
+                    CRITICAL,
+                    f"due work waits in queue(s) {listed} that no live worker serves "
+                    f"(start run_cadence --queues {listed})",
+                    queues=tuple(waiting_in),
+                )
+            )
     allowed = grace + cadence_settings.MAX_TICK
     if now - since > allowed:
         reasons.append(
@@ -134,20 +152,21 @@ def fleet_reasons(now: datetime) -> list[Reason]:
     return reasons
 
 
-def _no_worker(now: datetime) -> Reason | None:
-    """None while a worker is live; else what is true of the last one. One read of the most
-    recent workers, and one of their session locks where they registered them."""
+def _no_worker(now: datetime) -> tuple[Reason | None, list[Worker]]:
+    """None while a worker is live; else what is true of the last one. And the live workers.
+    One read of the most recent workers, and one of their session locks where they
+    registered them."""
     timeout = worker_timeout()
-    fields = ("worker_id", "heartbeat_at", "stopped_at", "session_lock")
+    fields = ("worker_id", "heartbeat_at", "stopped_at", "session_lock", "queues")
     last_seen = Coalesce("stopped_at", "heartbeat_at").desc()
     recent = list(Worker.objects.order_by(last_seen).only(*fields)[:WORKERS_LOOKED_AT])
     beating = [w for w in recent if worker_state(w, now, timeout) == "live"]
     gone = sessions_gone(beating)
-    if any(w.worker_id not in gone for w in beating):
-        return None
-    return Reason(
-        "no_worker", CRITICAL, f"no worker is running while work is due: {_last(recent, gone, now)}"
-    )
+    live = [w for w in beating if w.worker_id not in gone]
+    if live:
+        return None, live
+    message = f"no worker is running while work is due: {_last(recent, gone, now)}"
+    return Reason("no_worker", CRITICAL, message), []
 
 
 def _last(recent: list[Worker], gone: set[str], now: datetime) -> str:

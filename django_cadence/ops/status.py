@@ -109,6 +109,7 @@ class WorkerStatus:
     stuck_threads: int = 0  # tries past their run-time limit whose jobs never returned
     stuck_since: datetime | None = None
     session_gone: bool = False  # lost although its heartbeat is recent: its session ended
+    queues: str = ""  # the queues it serves ("reports:2,default"); "": every queue
 
 
 @dataclass
@@ -228,6 +229,7 @@ def _workers(now: datetime) -> list[WorkerStatus]:
             stuck_threads=w.stuck_threads,
             stuck_since=w.stuck_since,
             session_gone=w.worker_id in gone,
+            queues=w.queues,
         )
         for w in workers
     ]

@@ -123,3 +123,16 @@ def test_the_overview_shows_live_workers_their_load_and_stuck_threads(admin_clie
     assert '<span class="cadence-badge cadence-stuck"' in stuck
     assert "2 stuck</span>" in stuck
     assert "since <span" in stuck
+
+
+def test_every_cadence_page_names_a_queue_no_live_worker_serves(admin_client):
+    Worker.objects.filter(pk=_worker().pk).update(queues="billing")
+    schedule = _due(timedelta(seconds=5))
+    Schedule.objects.filter(pk=schedule.pk).update(queue="reports")
+    now = timezone.now()
+    Attempt.objects.create(schedule=schedule, occurrence_at=now, status="pending", retry_at=now)
+    for url in _pages(schedule):
+        html = admin_client.get(url).content.decode()
+        assert 'data-check="unserved_queue"' in html, url
+        assert "Due work waits in queue(s) reports that no live worker serves" in html, url
+        assert NO_WORKER not in html, url

@@ -12,6 +12,7 @@ from django_cadence.management.arguments import (
     count,
     positive_int,
     positive_seconds,
+    queues,
     worker_id,
 )
 
@@ -50,3 +51,20 @@ def test_numbers_take_their_lowest_value(parse, typed, expected):
 def test_refusals_say_what_is_accepted(parse, typed, message):
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         parse(typed)
+
+
+def test_queues_reads_the_names_served():
+    assert [share.name for share in queues("billing,reports")] == ["billing", "reports"]
+
+
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("", "no empty item"),
+        ("a b", "starts with a letter or digit"),
+        (",".join(f"q{i}" for i in range(300)), "at most 1000 characters"),
+    ],
+)
+def test_queues_refuses_saying_why(typed, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        queues(typed)

@@ -188,3 +188,23 @@ def test_status_shows_each_workers_stuck_threads_and_for_how_long(fleet):
     assert "STUCK" in next(line for line in lines if "WORKER" in line)
     assert next(line for line in lines if "w-live" in line).endswith("2 for 5m")
     assert next(line for line in lines if "w-lost" in line).endswith("-")
+
+
+def test_status_shows_the_queues_each_worker_serves(settings):
+    settings.CADENCE_LEASE, settings.CADENCE_MAX_TICK = 30, 10
+    now = timezone.now()
+    for worker_id, queues in (("w-reports", "reports,billing"), ("w-all", "")):
+        Worker.objects.create(
+            worker_id=worker_id, host="h", pid=1, started_at=now, heartbeat_at=now, queues=queues
+        )
+    out = StringIO()
+    call_command("cadence_status", stdout=out)
+    rows = {
+        line.split()[1]: line.split()[6] for line in out.getvalue().splitlines() if " w-" in line
+    }
+    assert rows == {"w-reports": "reports,billing", "w-all": "*"}
+    document = collect(now).as_json()
+    assert {w["worker_id"]: w["queues"] for w in document["workers"]} == {
+        "w-reports": "reports,billing",
+        "w-all": "",
+    }

@@ -56,7 +56,7 @@ def test_runner_claim_compiles_its_read_once_per_power_of_two_window(schedule_at
     leases._CANDIDATES._compiled.clear()
     for slots in range(1, 33):
         leases.claim(clock.now(), worker="w1", slots=slots)
-    windows = sorted(shape for _, _, shape in leases._CANDIDATES._compiled)
+    windows = sorted(window for _, _, (window, _queues) in leases._CANDIDATES._compiled)
     assert windows == [8, 16, 32, 64]
     assert all(leases._window(slots) >= slots + 4 for slots in range(1, 200))
 

@@ -21,7 +21,7 @@ from tests.support.attempts import make_due
 @pytest.fixture
 def worker(transactional_db, tmp_path, request):
     """Start ``run_cadence`` children: ``worker("A", settings={"CADENCE_LEASE": 2})``
-    (``env``: more environment variables for the child).
+    (``env``: more environment variables for the child; ``queues``: its ``--queues``).
 
     Requesting ``transactional_db`` orders the teardown: every child is killed before the
     database is flushed.
@@ -38,10 +38,13 @@ def worker(transactional_db, tmp_path, request):
         max_tick: float | None = 0.25,
         settings: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
+        queues: str | None = None,
     ) -> Worker:
         args = run_cadence_args(
             "tests.settings", name, once=once, concurrency=concurrency, max_tick=max_tick
         )
+        if queues is not None:
+            args += ["--queues", queues]
         child = Worker(name, args, {**child_env(db_env, settings), **(env or {})}, tmp_path)
         started.append(child)
         return child

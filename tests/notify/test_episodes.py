@@ -232,3 +232,28 @@ def test_nothing_is_recorded_without_channels(engine, schedule_at, clock):
     _breaking(schedule_at)
     _run(engine, clock, times=2)
     assert not Notice.objects.exists()
+
+
+def test_a_queue_no_live_worker_serves_is_an_episode_until_a_worker_serves_it(
+    make_schedule, clock, notify, hook
+):
+    from django_cadence.engine import planner
+    from tests.support.attempts import make_due
+
+    notify(channels={"hook": webhook(hook)})
+    make_due(make_schedule(interval=MINUTE, queue="reports"))
+    now = Schedule.objects.get().next_run_at + MINUTE
+    planner.plan_due(now)
+    workers.register("billing", now, concurrency=1, queues="billing")
+
+    watch(lambda: now, "watchdog")
+    watch(lambda: now, "watchdog")  # seen again: counted, not sent again
+    (notice,) = Notice.objects.all()
+    assert (notice.event, notice.name, notice.count) == (Event.UNSERVED_QUEUE, "reports", 2)
+    (opened,) = hook.bodies()
+    assert opened["state"] == "open"
+    assert opened["schedule"] is None
+
+    workers.register("reports", now, concurrency=1, queues="reports:2")
+    watch(lambda: now, "watchdog")
+    assert [b["state"] for b in hook.bodies()] == ["open", "resolved"]

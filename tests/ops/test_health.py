@@ -279,3 +279,57 @@ def test_the_check_command_says_unknown_when_the_database_cannot_be_reached(as_j
     (reason,) = body["reasons"]
     assert reason["check"] == "database"
     assert reason["message"].startswith("database unavailable: ")
+
+
+def _ready_in(queue, *, ago=timedelta(seconds=5)):
+    """A schedule in ``queue`` with a ready attempt that has waited ``ago``."""
+    schedule = _schedule(f"in-{queue}", queue=queue)
+    now = timezone.now()
+    Attempt.objects.create(
+        schedule=schedule, occurrence_at=now - ago, status="pending", retry_at=now - ago
+    )
+    return schedule
+
+
+def test_due_work_in_a_queue_no_live_worker_serves_is_named(client):
+    Worker.objects.filter(pk=_worker().pk).update(queues="billing:2,default")
+    _ready_in("billing")
+    _ready_in("reports")
+    _ready_in("exports")
+    status, body = _get(client)
+    assert status == 503
+    assert _checks(body) == ["unserved_queue"]
+    assert body["reasons"][0]["message"] == (
+        "due work waits in queue(s) exports,reports that no live worker serves "
+        "(start run_cadence --queues exports,reports)"
+    )
+    code, out = _command()
+    assert code == 2
+    assert out.splitlines()[0].startswith("CADENCE CRITICAL - unserved_queue: ")
+    assert "exports,reports" in out
+
+
+def test_a_queue_is_served_by_a_worker_of_every_queue_or_one_naming_it(client):
+    Worker.objects.filter(pk=_worker().pk).update(queues="billing")
+    _ready_in("reports")
+    assert _checks(_get(client)[1]) == ["unserved_queue"]
+    Worker.objects.filter(pk=_worker().pk).update(queues="reports")
+    assert _get(client)[0] == 200
+    Worker.objects.filter(queues="reports").delete()
+    _worker()  # every queue
+    assert _get(client)[0] == 200
+
+
+def test_a_lost_worker_does_not_serve_its_queue(client):
+    Worker.objects.filter(pk=_worker().pk).update(queues="billing")
+    lost = _worker(beat_ago=timedelta(minutes=10))
+    Worker.objects.filter(pk=lost.pk).update(queues="reports")
+    _ready_in("reports")
+    assert _checks(_get(client)[1]) == ["unserved_queue"]
+
+
+def test_a_paused_schedules_waiting_attempt_is_not_unserved_work(client):
+    Worker.objects.filter(pk=_worker().pk).update(queues="billing")
+    schedule = _ready_in("reports")
+    Schedule.objects.filter(pk=schedule.pk).update(enabled=False)
+    assert _get(client)[0] == 200

@@ -35,6 +35,7 @@ def test_admin_saves_a_schedule_for_a_celery_task(admin_client):
     data = {
         "name": "weekday-report",
         "enabled": "on",
+        "queue": "default",
         "executor": "tests.peers.tasks.send_report",
         "payload": '{"recipient": "ops@example.com"}',
         "kind": "cron",

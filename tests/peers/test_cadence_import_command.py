@@ -23,7 +23,8 @@ def test_command_dry_run_then_write_then_again():
     )
     assert "    timezone = 'Europe/Paris'" in dry.stdout
     assert "    the source's own next 10 firings are the same." in dry.stdout
-    assert "options['queue']='slow'" in dry.stdout
+    assert "    queue = 'slow'" in dry.stdout
+    assert "run_cadence --queues slow" in dry.stdout
     assert "3 to create" in dry.stdout
     assert "dry run: nothing written" in dry.stdout
     assert Schedule.objects.count() == 0

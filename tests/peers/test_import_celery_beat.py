@@ -157,8 +157,12 @@ def test_import_maps_every_periodic_task_field_or_names_it():
     )
     assert export.metadata == {"description": "Nightly export"}
     assert (export.enabled, export.pause_reason) == (False, "disabled in django-celery-beat")
-    for option in ("queue='slow'", "priority=3", "headers="):
+    for option in ("priority=3", "headers="):
         assert option in text
+    assert export.queue == "slow"  # the queue is kept: only workers serving it run it
+    assert "queue='slow'" not in text
+    assert "Start a worker for them with run_cadence --queues slow" in text
+    assert Schedule.objects.get(name="launch").queue == "default"
     once = Schedule.objects.get(name="once-more")
     assert (once.max_occurrences, once.end_at) == (1, end)
     launch = Schedule.objects.get(name="launch")
@@ -176,7 +180,9 @@ def test_import_settings_entries_float_timedelta_and_expires_option():
         "skip",
         timedelta(seconds=600),
     )
-    assert "options['queue']='slow'" in "\n".join(plan.lines())
+    assert slow.queue == "slow"
+    assert fast.queue == "default"
+    assert "options['queue']" not in "\n".join(plan.lines())
 
 
 def test_import_refuses_what_would_change_meaning_and_says_why():
@@ -275,7 +281,7 @@ def test_import_settings_block_is_python_that_cadence_schedules_accepts():
     assert set(schedules) == {"weekday-report", "every-30-seconds", "every-ten-minutes"}
     for name, fields in schedules.items():
         build(Declaration(name, "pasted", fields))  # raises DeclarationError if not accepted
-    assert "    # options['queue']='slow': no queues here" in block
+    assert schedules["every-ten-minutes"]["queue"] == "slow"
 
 
 def test_import_settings_block_keeps_the_schedules_declared_above_it(settings):
@@ -373,3 +379,15 @@ def test_a_celery_task_imported_into_an_allowed_module_is_refused(name, settings
     settings.CADENCE_EXECUTORS = ["tests.peers.reexports.*"]
     with pytest.raises(ExecutorNotAllowed, match=r"defined in 'tests\.peers\.tasks'"):
         resolve(f"tests.peers.reexports.{name}")
+
+
+def test_a_queue_name_cadence_cannot_use_is_a_note_and_the_default_queue():
+    interval = IntervalSchedule.objects.create(every=90, period=IntervalSchedule.SECONDS)
+    PeriodicTask.objects.create(
+        name="odd", task="tests.peers.tasks.ping", interval=interval, queue="slow lane"
+    )
+    plan = importers.plan("celery-beat")
+    text = "\n".join(plan.lines())
+    assert "queue='slow lane': not kept as the queue: a queue name starts with" in text
+    importers.write(plan, paused=False)
+    assert Schedule.objects.get(name="odd").queue == "default"

@@ -59,12 +59,14 @@ def test_import_django_q_refusals_say_why():
     assert "3 positional arguments" in reasons["nameless-args"]
 
 
-def test_import_django_q_notes_hook_and_cluster_and_twice_adds_nothing():
+def test_import_django_q_keeps_the_cluster_as_the_queue_notes_hook_and_twice_adds_nothing():
     q("hooked", QSchedule.CRON, cron="*/5 * * * *", args="1", hook="x.y", cluster="east")
     plan = importers.plan("django-q")
     text = "\n".join(plan.lines())
     assert "hook='x.y'" in text
-    assert "cluster='east'" in text
+    assert "cluster='east'" not in text
+    assert "run_cadence --queues east" in text
     importers.write(plan, paused=True)
+    assert Schedule.objects.get(name="hooked").queue == "east"
     assert importers.write(importers.plan("django-q"), paused=True) == []
     assert list(Schedule.objects.values_list("name", "enabled")) == [("hooked", False)]

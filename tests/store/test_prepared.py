@@ -23,8 +23,8 @@ def test_a_prepared_read_returns_what_the_queryset_returns_for_each_argument(sch
     )
     for due_by in (clock.now() - MINUTE * 3, clock.now() - MINUTE * 2, clock.now()):
         with transaction.atomic():
-            expected = list(leases._candidates(10, due_by))
-            got = read.rows("default", 10, due_by)
+            expected = list(leases._candidates((10, None), due_by))
+            got = read.rows("default", (10, None), due_by)
         assert [tuple(row) for row in got] == expected
     row = got[0]
     assert row.schedule_payload == {"n": 0}  # JSON decoded by the field's converter
@@ -50,7 +50,7 @@ def test_a_setup_statement_runs_before_the_read_in_its_transaction(
         "mysql": ("SET @cadence_probe = 'off'", "SELECT @cadence_probe"),
     }.get(connection.vendor, ("PRAGMA cache_size = -4000", "PRAGMA cache_size"))
     with transaction.atomic():
-        got = read.rows("default", 10, clock.now(), setup=setup)
+        got = read.rows("default", (10, None), clock.now(), setup=setup)
         with connection.cursor() as cursor:
             cursor.execute(probe)
             (value,) = cursor.fetchone()
@@ -71,9 +71,14 @@ def test_a_prepared_read_compiles_once_per_shape(clock):
     read = PreparedRead(counting_build, leases._CLAIM_FIELDS, Attempt._meta.get_field("retry_at"))
     with transaction.atomic():
         for _ in range(3):
-            read.rows("default", 5, clock.now())
-        read.rows("default", 6, clock.now())
-    assert compiled == [5, 5, 6, 6]  # two compilations find the argument's parameter
+            read.rows("default", (5, None), clock.now())
+        read.rows("default", (6, None), clock.now())
+    assert [window for window, _ in compiled] == [
+        5,
+        5,
+        6,
+        6,
+    ]  # two compilations find the argument's parameter
 
 
 def test_the_claim_read_locks_its_rows_and_their_schedules():
@@ -82,7 +87,9 @@ def test_the_claim_read_locks_its_rows_and_their_schedules():
         return
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         leases._CANDIDATES.rows(
-            "default", 3, Attempt._meta.get_field("retry_at").to_python("2026-01-01T00:00:00+00:00")
+            "default",
+            (3, None),
+            Attempt._meta.get_field("retry_at").to_python("2026-01-01T00:00:00+00:00"),
         )
     (sql,) = [q["sql"] for q in queries if "SELECT" in q["sql"]]
     assert sql.rstrip().endswith("FOR UPDATE SKIP LOCKED")  # no OF: both tables' rows

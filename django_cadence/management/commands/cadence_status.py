@@ -139,13 +139,15 @@ def render(report: StatusReport) -> list[str]:
             escape_control(w.host),
             str(w.pid),
             f"{_seconds((report.now - w.heartbeat_at).total_seconds())} ago",
+            escape_control(w.queues) or "*",
             f"{w.in_flight}/{w.concurrency}",
             _stuck(w.stuck_threads, w.stuck_since, report.now),
         )
         for w in live + lost
     ]
     lines += _table(
-        ("STATE", "WORKER", "HOST", "PID", "HEARTBEAT", "IN FLIGHT", "STUCK"), worker_rows
+        ("STATE", "WORKER", "HOST", "PID", "HEARTBEAT", "QUEUES", "IN FLIGHT", "STUCK"),
+        worker_rows,
     )
     lines.append("")
     lines.append(f"Queue: {report.queue_depth} attempt(s) ready to start")

@@ -28,11 +28,12 @@ from django.db.migrations.executor import MigrationExecutor
 from django_cadence import log_output, metrics, store
 from django_cadence.engine.loop import Engine
 from django_cadence.exceptions import UnsupportedConnection
-from django_cadence.management.arguments import positive_int, positive_seconds, worker_id
+from django_cadence.management.arguments import positive_int, positive_seconds, queues, worker_id
 from django_cadence.models import Event
 from django_cadence.notify import episodes
 from django_cadence.ops.reconcile import reconcile_on_start
 from django_cadence.ops.status import schedules_summary
+from django_cadence.schedule.queues import InvalidQueue
 from django_cadence.store import bounds
 from django_cadence.store.base import Store
 from django_cadence.store.sqlite import EngineAlreadyRunning, SQLiteStore
@@ -71,16 +72,29 @@ class Command(BaseCommand):
             help="This worker's name in attempts and logs: up to 200 printable characters, "
             "no whitespace (default host:pid:random).",
         )
+        parser.add_argument(
+            "--queues",
+            type=queues,
+            default=None,
+            help="Run only the attempts of these queues, by name separated by commas "
+            "(billing,reports); without it, every queue. NAME:N lets that queue's tries hold "
+            "at most N threads (reports:2,default:6); when every queue has one and "
+            "--concurrency is not given, the worker's threads are their sum.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         _bound_connections()
         _refuse_unmigrated_database()
         log_output.ensure_output()
-        engine = Engine(
-            worker_id=options["worker_id"],
-            concurrency=options["concurrency"],
-            max_tick=options["max_tick"],
-        )
+        try:
+            engine = Engine(
+                worker_id=options["worker_id"],
+                concurrency=options["concurrency"],
+                max_tick=options["max_tick"],
+                queues=options["queues"],
+            )
+        except InvalidQueue as exc:  # a thread share larger than the worker's threads
+            raise CommandError(str(exc)) from None
         metrics.start_from_settings()  # only with CADENCE_METRICS and CADENCE_METRICS_PORT
         stop = threading.Event()
         _install_signal_handlers(stop)

@@ -6,11 +6,12 @@ row is made). A crontab in ``CELERY_BEAT_SCHEDULE`` is read in the Celery app's 
 ``CELERY_TIMEZONE`` if set, else UTC while ``CELERY_ENABLE_UTC`` is true (its default), else the
 server's local time, which cannot be known for the hosts that will run the jobs: refused.
 
-Options that only steer a broker (queue, exchange, routing key, priority, headers) have no
-meaning without one and are named in notes. A message ``expires`` of N seconds (or
-``expire_seconds``) means "run no later than N seconds after the slot, else drop it": the
-``skip`` misfire policy with an N-second grace. A ``PeriodicTask.expires`` instant ends the
-schedule: ``end_at``.
+The ``queue`` (a ``PeriodicTask`` field, or an entry's ``options``) becomes the schedule's
+queue: only the workers serving it run it. Options that only steer a broker (exchange,
+routing key, priority, headers) have no meaning without one and are named in notes. A
+message ``expires`` of N seconds (or ``expire_seconds``) means "run no later than N seconds
+after the slot, else drop it": the ``skip`` misfire policy with an N-second grace. A
+``PeriodicTask.expires`` instant ends the schedule: ``end_at``.
 """
 
 from __future__ import annotations
@@ -25,12 +26,11 @@ from django.apps import apps
 from django.conf import settings
 
 from .arguments import CannotName, as_keywords, find_callable
-from .plan import Found, Refused
+from .plan import Found, Refused, map_queue
 
 APP, MODEL = "django_celery_beat", "PeriodicTask"  # an optional peer: looked up, not imported
 CELERY_HOUSEKEEPING = "celery.backend_cleanup"  # added by beat itself; cadence_prune's job
 BROKER_OPTIONS = {
-    "queue": "no queues here: any run_cadence worker of the database runs it",
     "exchange": "no broker here, so no AMQP routing",
     "routing_key": "no broker here, so no AMQP routing",
     "priority": "no priorities here: due occurrences run oldest first",
@@ -122,6 +122,7 @@ def _row(row: Any) -> Read:
         fields.update(misfire="skip", misfire_grace=row.expire_seconds)
     if row.description:
         fields["metadata"] = {"description": row.description}
+    map_queue(row.queue, "queue", fields, notes)
     for option, why in BROKER_OPTIONS.items():
         value = getattr(row, option)
         if value not in (None, "", "{}", {}):
@@ -162,6 +163,8 @@ def _entry(entry: dict[str, Any]) -> Read:
             fields.update(misfire="skip", misfire_grace=value)
         elif option == "expires" and isinstance(value, datetime):
             fields["end_at"] = _instant(value, "options['expires']")
+        elif option == "queue":
+            map_queue(value, "options['queue']", fields, notes)
         else:
             why = BROKER_OPTIONS.get(option, "a Celery message option with no equivalent here")
             notes.append(f"options[{option!r}]={value!r}: {why}.")

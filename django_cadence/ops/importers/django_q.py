@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from django.apps import apps
 
 from .arguments import CannotName, as_keywords, find_callable
-from .plan import Found, Refused
+from .plan import Found, Refused, map_queue
 
 APP, MODEL = "django_q", "Schedule"  # an optional peer: looked up, not imported
 _INTERVALS = {"I": None, "H": timedelta(hours=1)}
@@ -68,8 +68,7 @@ def _row(row: Any, zone: str) -> tuple[dict[str, Any], list[str]]:
         fields["max_occurrences"] = row.repeats
     if row.hook:
         notes.append(f"hook={row.hook!r}: connect a receiver to attempt_succeeded/attempt_failed.")
-    if row.cluster:
-        notes.append(f"cluster={row.cluster!r}: any run_cadence worker of the database runs it.")
+    map_queue(getattr(row, "cluster", None), "cluster", fields, notes)
     return fields, notes
 
 

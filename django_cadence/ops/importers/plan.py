@@ -22,6 +22,7 @@ from django.utils import timezone
 from ... import store
 from ...models import Schedule
 from ...schedule.describe import format_in_zone, zone
+from ...schedule.queues import DEFAULT_QUEUE, queue_name_error
 from .. import declarations
 from ..reconcile import describe, differences, show
 from . import block
@@ -97,7 +98,24 @@ class ImportPlan:
         for refused in self.refused:
             out.append(f"x {escaped(refused.name)}: not imported: {escaped(refused.reason)}")
             out.append(f"    from {escaped(refused.origin)}")
+        out.extend(self.workers_hint())
         return out
+
+    def workers_hint(self) -> list[str]:
+        """How to start workers for the queues the imported schedules name, if any but
+        ``default``: a queue nobody serves would leave its schedules waiting."""
+        named = sorted(
+            {str(e.found.fields.get("queue", DEFAULT_QUEUE)) for e in self.entries}
+            - {DEFAULT_QUEUE}
+        )
+        if not named:
+            return []
+        listed = escaped(",".join(named))
+        hint = (
+            f"Queues named: {listed}. Start a worker for them with run_cadence --queues "
+            f"{listed} (a run_cadence without --queues serves every queue)."
+        )
+        return [hint]
 
     def summary(self, *, written: bool) -> str:
         count = {a: sum(e.action == a for e in self.entries) for a in ("create", "unchanged")}
@@ -120,6 +138,18 @@ class ImportPlan:
     def paused_reason(self) -> str:
         """The pause reason of what ``--paused`` imports."""
         return f"imported paused from {self.source}: resume it when the old one is off"
+
+
+def map_queue(value: Any, source: str, fields: dict[str, Any], notes: list[str]) -> None:
+    """The source's queue (or cluster) ``value`` as the schedule's ``queue``; a name this
+    project cannot use is a note saying why, and the schedule stays in ``default``."""
+    if value in (None, ""):
+        return
+    error = queue_name_error(value)
+    if error:
+        notes.append(f"{source}={value!r}: not kept as the queue: {error}")
+    else:
+        fields["queue"] = value
 
 
 def _state(found: Found, paused: bool) -> str:
