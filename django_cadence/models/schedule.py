@@ -17,7 +17,8 @@ from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
 from ..schedule import specs
-from .choices import Kind, Misfire, Overlap, in_choices
+from . import calendar_sets
+from .choices import Kind, Misfire, Overlap, Shift, in_choices
 from .validation import clean_schedule, inferred_kind, read_values
 
 ZERO = timedelta(0)
@@ -99,6 +100,19 @@ class Schedule(models.Model):
         help_text="How long it may go without a success before it is overdue. Empty: two "
         "periods of its rule plus its retries.",
     )
+    calendars = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Names of calendars whose excluded days it does not run on: ["uk-holidays"].',
+    )
+    calendar_shift = models.CharField(
+        max_length=16,
+        choices=Shift.choices,
+        default=Shift.SKIP,
+        db_default=Shift.SKIP,
+        help_text="An occurrence on an excluded day is skipped, or moved to the previous or "
+        "next included day at the same local time.",
+    )
     start_at = models.DateTimeField(null=True, blank=True)
     end_at = models.DateTimeField(null=True, blank=True)
     max_occurrences = models.PositiveIntegerField(null=True, blank=True)
@@ -179,6 +193,10 @@ class Schedule(models.Model):
             ),
             models.CheckConstraint(
                 condition=in_choices("misfire", Misfire), name="cadence_schedule_misfire_valid"
+            ),
+            models.CheckConstraint(
+                condition=in_choices("calendar_shift", Shift),
+                name="cadence_schedule_calendar_shift_valid",
             ),
             models.CheckConstraint(
                 condition=~Q(kind=Kind.CRON)
@@ -294,8 +312,10 @@ class Schedule(models.Model):
 
     # --- schedule math -------------------------------------------------------------------
 
-    def spec(self, *, anchor: datetime | None = None) -> specs.Spec:
-        """The pure description of this schedule's instants, for the schedule math."""
+    def spec(self, *, anchor: datetime | None = None, strict: bool = False) -> specs.Spec:
+        """The pure description of this schedule's instants, for the schedule math;
+        ``strict``: an unknown or circular calendar raises ``InvalidSpec``."""
+        names = self.calendars if isinstance(self.calendars, list) else []
         return specs.Spec(
             kind=self.kind,
             cron=self.cron or "",
@@ -307,6 +327,8 @@ class Schedule(models.Model):
             max_occurrences=self.max_occurrences,
             occurrence_count=self.occurrence_count,
             anchor=anchor or self.created_at,
+            calendars=calendar_sets.calendar_set(names, strict=strict),
+            shift=self.calendar_shift or Shift.SKIP,
         )
 
     def upcoming(self, count: int, after: datetime | None = None) -> list[datetime]:
