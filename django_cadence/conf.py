@@ -198,11 +198,8 @@ class NotifySettings:
 
 
 def _calendars(name: str, value: Any) -> dict[str, dict[str, Any]]:
-    """Calendar name -> {"timezone", "mode", "base", "rules", "description"}; rules checked."""
-    from .exceptions import CadenceError
-    from .schedule.calendars import parse_rules
-    from .schedule.specs import validate_timezone
-
+    """Calendar name -> {"timezone", "mode", "base", "rules", "description"}: the outline;
+    ``cadence_sync`` checks the rules and names the bad one (ops/calendar_sync.py)."""
     outline = _schedules(name, value)
     keys = {"timezone", "mode", "base", "rules", "description"}
     for key, entry in outline.items():
@@ -214,11 +211,6 @@ def _calendars(name: str, value: Any) -> dict[str, dict[str, Any]]:
         base = entry.get("base")
         if base is not None and not isinstance(base, str):
             raise ImproperlyConfigured(f"{name}[{key!r}]['base'] must be a calendar name.")
-        try:
-            zone = validate_timezone(entry.get("timezone", "UTC"))
-            parse_rules(key, entry.get("mode", "exclude"), entry.get("rules", {}), zone)
-        except CadenceError as exc:
-            raise ImproperlyConfigured(f"{name}[{key!r}]: {exc}") from None
     return outline
 
 

@@ -11,6 +11,7 @@ import contextvars
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from ..conf import cadence_settings
 from ..exceptions import InvalidSpec
@@ -34,12 +35,19 @@ def load_rows() -> Rows:
     for calendar in Calendar.objects.select_related("base"):
         rows[calendar.name] = (calendar.base.name if calendar.base else None, calendar.own_rules())
     for name, fields in cadence_settings.CALENDARS.items():
-        zone = validate_timezone(fields.get("timezone", "UTC"))
-        own = rules_math.parse_rules(
-            name, fields.get("mode", "exclude"), fields.get("rules", {}), zone
-        )
-        rows[name] = (fields.get("base"), own)
+        try:
+            rows[name] = (fields.get("base"), declared_rules(name, fields))
+        except InvalidSpec:  # cadence_sync refuses it, naming the rule; here it is unknown
+            rows.pop(name, None)
     return rows
+
+
+def declared_rules(name: str, fields: dict[str, Any]) -> rules_math.CalendarRules:
+    """A ``CADENCE_CALENDARS`` entry's own rules; ``InvalidSpec`` names the bad one."""
+    zone = validate_timezone(fields.get("timezone", "UTC"))
+    return rules_math.parse_rules(
+        name, fields.get("mode", "exclude"), fields.get("rules", {}), zone
+    )
 
 
 @contextmanager

@@ -264,8 +264,8 @@ def _expected(field: Any) -> str:
 def _check_calendars(schedule: Schedule, add: AddError) -> None:
     """Known calendar names, and a schedule its calendars still let run (within the
     lookahead): one that could never fire again is refused, not left silent."""
-    names = schedule.calendars
-    if names in (None, ""):
+    names: Any = schedule.calendars
+    if names is None or names == "":
         schedule.calendars = names = []
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
         add("calendars", f"must be a list of calendar names, not {names!r}.")
@@ -277,7 +277,7 @@ def _check_calendars(schedule: Schedule, add: AddError) -> None:
     except CadenceError as exc:
         add("calendars", str(exc))
         return
-    after = schedule.last_run_at or schedule.enabled_at or schedule.created_at
+    after: datetime | None = schedule.last_run_at or schedule.enabled_at or schedule.created_at
     if schedule.kind == "once" and schedule.run_at is not None:
         after = schedule.run_at - timedelta(microseconds=1)
     if after is None:

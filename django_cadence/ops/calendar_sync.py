@@ -12,24 +12,33 @@ from typing import Any
 from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..models import Calendar
-from ..models.calendar_sets import load_rows
+from ..models.calendar_sets import declared_rules, load_rows
 from ..schedule import calendars as rules_math
 
 OWNED_FIELDS = ("timezone", "mode", "rules", "description")
 
 
-def check_declared() -> list[str]:
-    """Problems no single declaration shows: an unknown or circular base."""
-    names = cadence_settings.CALENDARS
-    if not names:
+def check_declared() -> list[tuple[str, str, str]]:
+    """(calendar, field, message) for each bad declaration: its zone or rules, or an
+    unknown or circular base."""
+    declared = cadence_settings.CALENDARS
+    if not declared:
         return []
-    rows = load_rows()
     problems = []
-    for name in sorted(names):
+    for name, fields in sorted(declared.items()):
+        try:
+            declared_rules(name, fields)
+        except CadenceError as exc:
+            field = "timezone" if "time zone" in str(exc) else "rules"
+            problems.append((name, field, str(exc)))
+    if problems:
+        return problems
+    rows = load_rows()
+    for name in sorted(declared):
         try:
             rules_math.resolve(name, rows)
         except CadenceError as exc:
-            problems.append(f"CADENCE_CALENDARS[{name!r}]: {exc}")
+            problems.append((name, "base", str(exc)))
     return problems
 
 

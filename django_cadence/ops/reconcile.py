@@ -178,13 +178,11 @@ def reconcile_on_start(clock: Clock, *, holder: str = "", using: str | None = No
 
 
 def _calendar_errors() -> list[DeclarationError]:
-    """Declared calendars whose base is unknown or circular."""
-    found = []
-    for problem in calendar_sync.check_declared():
-        origin, _, message = problem.partition(": ")
-        name = origin.removeprefix("CADENCE_CALENDARS[").removesuffix("]").strip("'")
-        found.append(DeclarationError(name, origin, {"base": [message]}))
-    return found
+    """Declared calendars with a bad zone or rule, or an unknown or circular base."""
+    return [
+        DeclarationError(name, f"CADENCE_CALENDARS[{name!r}]", {field: [message]})
+        for name, field, message in calendar_sync.check_declared()
+    ]
 
 
 def _calendar_changes(changes: list[tuple[str, str, str]]) -> list[Change]:

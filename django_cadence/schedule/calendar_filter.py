@@ -79,8 +79,9 @@ def shift_instant(
     """
     local = instant.astimezone(zone)
     wall = local.time().replace(tzinfo=None, fold=0)
-    day = local.date()
+    day: date | None = local.date()
     for _ in range(LOOKAHEAD.days):
+        assert day is not None
         day = _next_included_day(calendars, day, step)
         if day is None:
             return None

@@ -48,8 +48,10 @@ def test_a_week_across_a_holiday_and_a_weekend(uk, schedule_at, clock):
         (
             "2026-06-06",
             "skipped",
-            "skipped: calendar uk-bank-holidays (2 occurrences from "
-            "2026-06-06T09:00:00+00:00 to 2026-06-07T09:00:00+00:00)",
+            (
+                "skipped: calendar uk-bank-holidays (2 occurrences from "
+                "2026-06-06T09:00:00+00:00 to 2026-06-07T09:00:00+00:00)"
+            ),
         ),
         ("2026-06-08", "pending", ""),
         ("2026-06-09", "pending", ""),

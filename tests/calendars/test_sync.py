@@ -55,5 +55,14 @@ def test_circular_declared_bases_are_refused_before_anything_is_written():
 
 @override_settings(CADENCE_CALENDARS={"bad": {"rules": {"dates": ["2026-13-01"]}}})
 def test_an_invalid_declared_date_names_the_setting_and_the_rule():
-    with pytest.raises(ImproperlyConfigured, match=r"CADENCE_CALENDARS\['bad'\]: rules.dates"):
+    with pytest.raises(
+        InvalidDeclarations, match=r"CADENCE_CALENDARS\['bad'\]\): rules: rules.dates"
+    ):
+        reconcile()
+    assert not Calendar.objects.exists()
+
+
+@override_settings(CADENCE_CALENDARS={"bad": {"colour": "red"}})
+def test_an_unknown_declared_field_is_refused_when_the_setting_is_read():
+    with pytest.raises(ImproperlyConfigured, match=r"CADENCE_CALENDARS\['bad'\]: unknown field"):
         cadence_settings.CALENDARS  # noqa: B018 - reading the setting validates it
