@@ -102,6 +102,8 @@ class Schedule(models.Model):
     )
     calendars = models.JSONField(
         default=list,
+        # A process from before this column inserts schedules without it.
+        db_default=models.Value([], output_field=models.JSONField()),
         blank=True,
         help_text='Names of calendars whose excluded days it does not run on: ["uk-holidays"].',
     )

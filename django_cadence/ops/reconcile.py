@@ -137,11 +137,11 @@ def reconcile(
         raise InvalidDeclarations(errors)
     result = ReconcileResult(errors=errors, dry_run=dry_run)
     schedules = Schedule.objects.using(using)
+    if not declared and not cadence_settings.CALENDARS and not _owned_by_code(using):
+        return result  # schedules as code are not in use: no lock, no writes
     calendars_in_code = bool(cadence_settings.CALENDARS) or (
         Calendar.objects.using(using).filter(code_owned=True).exists()
     )
-    if not declared and not calendars_in_code and not schedules.filter(code_owned=True).exists():
-        return result  # schedules as code are not in use: no lock, no writes
     sync_calendars = calendars_in_code and not calendar_errors
     if dry_run:
         rows = _rows(schedules, declared)
@@ -175,6 +175,13 @@ def reconcile_on_start(clock: Clock, *, holder: str = "", using: str | None = No
         logger.error("schedule declaration invalid, left as it is: %s", log_value(error, 2000))
     if result.changes:
         logger.info("schedules from code reconciled: %s", result.summary())
+
+
+def _owned_by_code(using: str) -> bool:
+    """Whether any schedule or calendar is code-owned, in one query."""
+    schedules = Schedule.objects.using(using).filter(code_owned=True).values("pk")
+    calendars = Calendar.objects.using(using).filter(code_owned=True).values("pk")
+    return schedules.union(calendars).exists()
 
 
 def _calendar_errors() -> list[DeclarationError]:
