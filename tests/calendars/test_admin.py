@@ -87,3 +87,21 @@ def test_the_calendar_list_counts_schedules(admin_client, uk, make_schedule):
     make_schedule(calendars=[uk.name])
     page = admin_client.get(reverse("admin:django_cadence_calendar_changelist")).content
     assert b"uk-bank-holidays" in page
+
+
+def test_cadence_status_says_which_schedules_skip_calendar_days(uk, make_schedule):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    make_schedule(name="payroll", calendars=[uk.name], calendar_shift="previous")
+    out = StringIO()
+    call_command("cadence_status", stdout=out)
+    assert (
+        "Calendars: payroll skips the days of uk-bank-holidays (shifted to the previous day)"
+        in out.getvalue()
+    )
+    out = StringIO()
+    call_command("cadence_status", "--json", stdout=out)
+    (shown,) = json.loads(out.getvalue())["schedules"]
+    assert shown["calendars"] == ["uk-bank-holidays"]

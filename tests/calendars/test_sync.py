@@ -66,3 +66,20 @@ def test_an_invalid_declared_date_names_the_setting_and_the_rule():
 def test_an_unknown_declared_field_is_refused_when_the_setting_is_read():
     with pytest.raises(ImproperlyConfigured, match=r"CADENCE_CALENDARS\['bad'\]: unknown field"):
         cadence_settings.CALENDARS  # noqa: B018 - reading the setting validates it
+
+
+def weekday_report(**kwargs):
+    """Registered with @job(schedule=...) inside one test only."""
+    return kwargs
+
+
+def test_a_job_declares_its_schedule_with_calendars(settings, monkeypatch):
+    from django_cadence.executors import registry as executors
+
+    monkeypatch.setattr(executors, "_registry", dict(executors._registry))
+    monkeypatch.setattr(executors, "_functions", dict(executors._functions))
+    settings.CADENCE_CALENDARS = {"weekends": CALENDARS["weekends"]}
+    executors.job(schedule={"cron": "0 7 * * *", "calendars": ["weekends"]})(weekday_report)
+    reconcile()
+    schedule = Schedule.objects.get(name="tests.calendars.test_sync.weekday_report")
+    assert schedule.calendars == ["weekends"]
