@@ -18,7 +18,15 @@ from zoneinfo import ZoneInfo
 
 from django_cadence.schedule.calendars import CalendarSet
 
-__all__ = ["LOOKAHEAD", "SHIFTS", "ExcludedRun", "effective", "excluded_runs", "shift_instant"]
+__all__ = [
+    "LOOKAHEAD",
+    "SHIFTS",
+    "ExcludedRun",
+    "after_included_time",
+    "effective",
+    "excluded_runs",
+    "shift_instant",
+]
 
 SHIFTS = ("skip", "previous", "next")
 # How far a search for an included day goes before it says there is none.
@@ -89,6 +97,26 @@ def shift_instant(
         if calendars.frozen(moved) is None:
             return moved
     return None
+
+
+def after_included_time(
+    start: datetime, span: timedelta, calendars: CalendarSet, zone: ZoneInfo
+) -> datetime:
+    """The instant at which ``span`` of included time has passed since ``start``: the local
+    days the calendars exclude do not count (freezes do). Bounded by :data:`LOOKAHEAD`."""
+    cursor, left = start, span
+    for _ in range(LOOKAHEAD.days + span.days + 2):
+        day = cursor.astimezone(zone).date()
+        try:
+            end_of_day = _day_start(day + _DAY, zone)
+        except OverflowError:
+            break
+        if calendars.day_reason(day) is None:
+            if cursor + left <= end_of_day:
+                return cursor + left
+            left -= end_of_day - cursor
+        cursor = end_of_day
+    return cursor + left
 
 
 def _skipping(

@@ -213,3 +213,27 @@ def test_matches_brute_force(cron, zone, weekdays, offsets, shift, start):
         takewhile(lambda r: r <= after + timedelta(days=60), islice(occurrences(spec, after), 1000))
     )
     assert got == expected
+
+
+def test_max_silence_counts_included_days_only():
+    from django_cadence.schedule.silence import overdue_at
+
+    spec = daily(calendars=calendar_set(WEEKENDS))
+    friday = datetime(2026, 12, 4, 9, tzinfo=UTC)
+    deadline = overdue_at(spec, friday, max_silence=timedelta(days=1), ladder=timedelta(0))
+    assert deadline == datetime(2026, 12, 7, 9, tzinfo=UTC)  # Monday, not Saturday
+    plain = daily()
+    assert overdue_at(plain, friday, max_silence=timedelta(days=1), ladder=timedelta(0)) == (
+        datetime(2026, 12, 5, 9, tzinfo=UTC)
+    )
+
+
+def test_without_max_silence_the_rule_under_its_calendars_decides():
+    from django_cadence.schedule.silence import overdue_at
+
+    spec = daily(calendars=calendar_set(WEEKENDS))
+    friday = datetime(2026, 12, 4, 9, tzinfo=UTC)
+    # the second included occurrence after Friday's success: Tuesday
+    assert overdue_at(spec, friday, max_silence=None, ladder=timedelta(0)) == datetime(
+        2026, 12, 8, 9, tzinfo=UTC
+    )
