@@ -163,6 +163,8 @@ def _shifting(
     for instant in raw_from(start):
         moved = instant
         if calendars.reason(instant, zone) is not None:
+            if _next_included_day(calendars, instant.astimezone(zone).date(), 1) is None:
+                break  # no included day left within the lookahead: nothing more can run
             moved = shift_instant(instant, calendars, zone, step)  # type: ignore[assignment]
         if moved is not None and moved > after:
             heapq.heappush(waiting, moved)

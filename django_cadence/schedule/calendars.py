@@ -21,7 +21,8 @@ from django_cadence.exceptions import InvalidSpec
 __all__ = ["MODES", "RULE_KEYS", "CalendarRules", "CalendarSet", "parse_rules", "resolve"]
 
 MODES = ("exclude", "only")
-RULE_KEYS = ("dates", "yearly", "weekdays", "date_ranges", "freezes")
+RULE_KEYS = ("dates", "yearly", "weekdays", "date_ranges", "freezes", "holidays")
+HOLIDAYS_EXTRA = "pip install 'django-cadence[holidays]'"
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
@@ -37,6 +38,8 @@ class CalendarRules:
     date_ranges: tuple[tuple[date, date], ...] = ()  # inclusive, sorted by start
     freezes: tuple[tuple[datetime, datetime], ...] = ()  # [start, end) in UTC, sorted
     base: CalendarRules | None = None
+    # A country's public holidays (the ``holidays`` package), expanded a year at a time.
+    public_holidays: Any = field(default=None, compare=False, hash=False, repr=False)
     # Precomputed: the starts, and the latest end among the ranges starting up to each one.
     _range_starts: tuple[date, ...] = field(default=(), compare=False, repr=False)
     _range_ends: tuple[date, ...] = field(default=(), compare=False, repr=False)
@@ -53,6 +56,8 @@ class CalendarRules:
         if day in self.dates or day.weekday() in self.weekdays:
             return True
         if (day.month, day.day) in self.yearly:
+            return True
+        if self.public_holidays is not None and day in self.public_holidays:
             return True
         i = bisect.bisect_right(self._range_starts, day)
         return i > 0 and self._range_ends[i - 1] >= day
@@ -124,6 +129,7 @@ def parse_rules(name: str, mode: str, rules: Any, zone: ZoneInfo) -> CalendarRul
         weekdays=frozenset(_weekday(v) for v in _items(rules, "weekdays")),
         date_ranges=tuple(sorted(_date_range(v) for v in _items(rules, "date_ranges"))),
         freezes=tuple(sorted(_freeze(v, zone) for v in _items(rules, "freezes"))),
+        public_holidays=_public_holidays(rules.get("holidays")),
     )
 
 
@@ -153,9 +159,34 @@ def resolve(name: str, rows: Mapping[str, tuple[str | None, CalendarRules]]) -> 
             own.date_ranges,
             own.freezes,
             resolved,
+            own.public_holidays,
         )
     assert resolved is not None
     return resolved
+
+
+def _public_holidays(value: Any) -> Any:
+    """``{"country": "GB", "subdiv": "ENG"}`` -> the ``holidays`` package's calendar of them,
+    or None; ``InvalidSpec`` names the rule, an unknown country, or the extra to install."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not isinstance(value.get("country"), str):
+        raise InvalidSpec(
+            f'rules.holidays: must be {{"country": "GB", "subdiv": "ENG"}}, not {value!r}.'
+        )
+    unknown = sorted(set(value) - {"country", "subdiv"})
+    if unknown:
+        raise InvalidSpec(f"rules.holidays: unknown key {unknown[0]!r}; use country, subdiv.")
+    try:
+        import holidays
+    except ImportError:
+        raise InvalidSpec(
+            f"rules.holidays: needs the holidays package, which is not installed: {HOLIDAYS_EXTRA}."
+        ) from None
+    try:
+        return holidays.country_holidays(value["country"], subdiv=value.get("subdiv"))
+    except NotImplementedError as exc:
+        raise InvalidSpec(f"rules.holidays: {exc}") from None
 
 
 def _running_max(values: Any) -> list[Any]:

@@ -140,7 +140,7 @@ def test_base_calendar_adds_its_exclusions_and_cycles_are_refused():
         ({"weekdays": ["someday"]}, r"rules.weekdays: 'someday' is not a weekday"),
         ({"date_ranges": [["2026-02-02", "2026-02-01"]]}, r"ends before it starts"),
         ({"freezes": [["soon", "later"]]}, r"rules.freezes: 'soon' is not an ISO 8601"),
-        ({"holidays": []}, r"rules: unknown key 'holidays'"),
+        ({"holydays": []}, r"rules: unknown key 'holydays'"),
         ({"dates": "2026-01-01"}, r"rules.dates: must be a list"),
     ],
 )
@@ -237,3 +237,26 @@ def test_without_max_silence_the_rule_under_its_calendars_decides():
     assert overdue_at(spec, friday, max_silence=None, ladder=timedelta(0)) == datetime(
         2026, 12, 8, 9, tzinfo=UTC
     )
+
+
+def test_a_calendar_seeded_with_a_countrys_public_holidays():
+    pytest.importorskip("holidays")
+    england = rules("uk", holidays={"country": "GB", "subdiv": "ENG"})
+    spec = daily(calendars=calendar_set(england, WEEKENDS))
+    got = upcoming(spec, 2, datetime(2026, 12, 24, 12, tzinfo=UTC))
+    # 25 Christmas, 26-27 weekend, 28 Boxing Day (observed): the 29th is next
+    assert [g.date() for g in got] == [date(2026, 12, 29), date(2026, 12, 30)]
+
+
+def test_an_unknown_country_is_refused_naming_the_rule():
+    pytest.importorskip("holidays")
+    with pytest.raises(InvalidSpec, match=r"rules\.holidays: Country XX not available"):
+        rules("x", holidays={"country": "XX"})
+
+
+def test_without_the_holidays_package_the_message_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "holidays", None)  # import holidays -> ImportError
+    with pytest.raises(InvalidSpec, match=r"django-cadence\[holidays\]"):
+        rules("uk", holidays={"country": "GB"})
