@@ -154,3 +154,20 @@ def test_a_calendar_in_use_cannot_be_deleted(uk, make_schedule):
     make_schedule(name="payroll", calendars=[uk.name])
     with pytest.raises(ValidationError, match="used by payroll"):
         uk.delete()
+
+
+def test_a_long_weekend_does_not_make_a_weekday_job_overdue(uk, make_schedule):
+    from django_cadence.models.overdue import silence_of
+
+    friday = at_nine(5)
+    fields = {"kind": "cron", "interval": None, "cron": "0 9 * * *", "timezone": "UTC"}
+    under = make_schedule(
+        **fields, calendars=[uk.name], max_silence=timedelta(days=1), created_at=friday
+    )
+    plain = make_schedule(**fields, max_silence=timedelta(days=1), created_at=friday)
+    for schedule in (under, plain):  # planned on time through Monday: no planning delay
+        schedule.last_run_at = at_nine(8)
+    sunday_noon = at_nine(7) + timedelta(hours=3)
+    assert not silence_of(under, None, sunday_noon).overdue
+    assert silence_of(plain, None, sunday_noon).overdue
+    assert silence_of(under, None, at_nine(8) + timedelta(minutes=1)).overdue
