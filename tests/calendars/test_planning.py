@@ -171,3 +171,22 @@ def test_a_long_weekend_does_not_make_a_weekday_job_overdue(uk, make_schedule):
     assert not silence_of(under, None, sunday_noon).overdue
     assert silence_of(plain, None, sunday_noon).overdue
     assert silence_of(under, None, at_nine(8) + timedelta(minutes=1)).overdue
+
+
+def test_an_engine_run_across_a_holiday_and_a_weekend(uk, engine, schedule_at, clock):
+    """The whole engine, ticking on the fake clock: what ran, and what was skipped and why."""
+    schedule = schedule_at(
+        kind="cron", interval=None, cron="0 9 * * *", timezone="UTC", calendars=[uk.name]
+    )
+    for day in range(2, 9):
+        clock.set(at_nine(day))
+        engine.tick()
+        engine.tick()
+    assert [(day, status) for day, status, _ in history(schedule)] == [
+        ("2026-06-02", "succeeded"),
+        ("2026-06-03", "skipped"),
+        ("2026-06-04", "succeeded"),
+        ("2026-06-05", "succeeded"),
+        ("2026-06-06", "skipped"),
+        ("2026-06-08", "succeeded"),
+    ]
