@@ -13,6 +13,7 @@ nothing is imported and nothing runs; nothing is saved either.
 from __future__ import annotations
 
 from dataclasses import replace
+from collections.abc import Callable
 from datetime import UTC, datetime
 from itertools import islice, takewhile
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,10 @@ PREVIEW_FIELDS = (
     "calendar_shift",
 )
 COUNT = 10
+OPTIONAL_FIELDS: dict[str, Callable[[], Any]] = {
+    "calendars": list,
+    "calendar_shift": lambda: "skip",
+}
 
 
 def _field(name: str) -> Field[Any, Any]:
@@ -60,6 +65,8 @@ def preview_form(model_admin: ModelAdmin, request: HttpRequest, data: Any) -> fo
     fields = {
         name: model_admin.formfield_for_dbfield(_field(name), request) for name in PREVIEW_FIELDS
     }
+    for name in OPTIONAL_FIELDS:  # a page from before calendars sends neither
+        fields[name].required = False
     return type("SchedulePreviewForm", (forms.Form,), fields)(data)
 
 
@@ -160,6 +167,9 @@ def preview(model_admin: ModelAdmin, request: HttpRequest) -> JsonResponse:
         zoned_fields(form.cleaned_data)
         for name in PREVIEW_FIELDS:
             setattr(candidate, name, form.cleaned_data[name])
+        for name, default in OPTIONAL_FIELDS.items():
+            if form.cleaned_data[name] in (None, ""):
+                setattr(candidate, name, default())
         candidate.executor, candidate.payload = "", {}  # the spec only: import and run nothing
         if hint := _not_filled_in(candidate):
             return JsonResponse({"occurrences": [], "errors": {}, "description": "", "hint": hint})
