@@ -12,8 +12,8 @@ nothing is imported and nothing runs; nothing is saved either.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import islice, takewhile
 from typing import TYPE_CHECKING, Any
