@@ -90,7 +90,7 @@ class CalendarAdmin(GuardedAdmin):
 
     @admin.display(description="next excluded days")
     def next_excluded(self, obj: Calendar) -> str:
-        if obj.pk is None:
+        if obj._state.adding:
             return "-"
         today = shown_at(obj).astimezone(zone(obj.timezone)).date()
         days = next_excluded_days(obj, today)
@@ -114,7 +114,7 @@ class CalendarAdmin(GuardedAdmin):
 
     @admin.display(description="schedules under it")
     def schedules(self, obj: Calendar) -> str:
-        names = sorted(schedules_naming(obj.name)) if obj.pk else []
+        names = [] if obj._state.adding else sorted(schedules_naming(obj.name))
         if not names:
             return "-"
         from ..models import Schedule

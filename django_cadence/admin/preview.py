@@ -66,7 +66,9 @@ def preview_form(model_admin: ModelAdmin, request: HttpRequest, data: Any) -> fo
         name: model_admin.formfield_for_dbfield(_field(name), request) for name in PREVIEW_FIELDS
     }
     for name in OPTIONAL_FIELDS:  # a page from before calendars sends neither
-        fields[name].required = False
+        optional = fields[name]
+        assert optional is not None  # both are editable columns of the schedule
+        optional.required = False
     return type("SchedulePreviewForm", (forms.Form,), fields)(data)
 
 
@@ -135,7 +137,7 @@ def calendar_fates(
     raw = list(islice(takewhile(lambda i: i <= upcoming[-1], specs.occurrences(plain, after)), 500))
     fates: dict[datetime, str] = {}
     assert spec.calendars is not None
-    tz = zone(schedule.timezone)
+    tz = specs.validate_timezone(schedule.timezone)
     for instant in raw:
         reason = spec.calendars.reason(instant, tz)
         if reason is not None and len(fates) < COUNT:
