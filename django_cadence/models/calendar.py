@@ -67,8 +67,8 @@ class Calendar(models.Model):
         return self.name
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        """Validate first: an invalid calendar never reaches the table."""
-        self.full_clean(validate_unique=False, validate_constraints=False)
+        """Validate first: an invalid calendar (or a taken name) never reaches the table."""
+        self.full_clean(validate_constraints=False)
         super().save(*args, **kwargs)
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:

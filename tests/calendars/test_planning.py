@@ -190,3 +190,9 @@ def test_an_engine_run_across_a_holiday_and_a_weekend(uk, engine, schedule_at, c
         ("2026-06-06", "skipped"),
         ("2026-06-08", "succeeded"),
     ]
+
+
+def test_a_taken_calendar_name_is_refused_on_name(uk):
+    with pytest.raises(ValidationError) as caught:
+        Calendar.objects.create(name=uk.name)
+    assert list(caught.value.message_dict) == ["name"]
