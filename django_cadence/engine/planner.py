@@ -226,7 +226,9 @@ def _plan_schedule(
         rows.append(_missed_row(schedule, plan.missed, now))
     assert plan.advance_to is not None  # nothing due returned earlier
     if schedule.calendars:
-        since = schedule.last_run_at or schedule.enabled_at or schedule.created_at
+        # As compute_next_run_at: nothing from before the last enabling is recorded.
+        enabled = schedule.enabled_at or schedule.created_at
+        since = max(schedule.last_run_at, enabled) if schedule.last_run_at else enabled
         runs = specs.excluded_runs(schedule.spec(), since, plan.advance_to)
         rows.extend(_excluded_row(schedule, run, now) for run in runs)
     schedule.last_run_at = plan.advance_to

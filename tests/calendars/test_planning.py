@@ -196,3 +196,22 @@ def test_a_taken_calendar_name_is_refused_on_name(uk):
     with pytest.raises(ValidationError) as caught:
         Calendar.objects.create(name=uk.name)
     assert list(caught.value.message_dict) == ["name"]
+
+
+def test_excluded_days_while_paused_are_not_recorded(uk, schedule_at, clock):
+    schedule = schedule_at(
+        kind="cron", interval=None, cron="0 9 * * *", timezone="UTC", calendars=[uk.name]
+    )
+    clock.set(at_nine(2))
+    planner.plan_due(clock.now())
+    # Paused after Tuesday, resumed on Monday 08:00 (as a resume writes it): the holiday and
+    # the weekend passed while it was paused.
+    Schedule.objects.filter(pk=schedule.pk).update(
+        enabled_at=at_nine(8) - timedelta(hours=1), next_run_at=at_nine(8)
+    )
+    clock.set(at_nine(8))
+    planner.plan_due(clock.now())
+    assert [(d, s) for d, s, _ in history(schedule)] == [
+        ("2026-06-02", "pending"),
+        ("2026-06-08", "pending"),
+    ]
