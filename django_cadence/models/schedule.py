@@ -112,6 +112,7 @@ class Schedule(models.Model):
         choices=Shift.choices,
         default=Shift.SKIP,
         db_default=Shift.SKIP,
+        blank=True,  # left empty (a form from before calendars): skip
         help_text="An occurrence on an excluded day is skipped, or moved to the previous or "
         "next included day at the same local time.",
     )

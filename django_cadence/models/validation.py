@@ -55,6 +55,8 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
 
     _coerce_durations(schedule, add)
     _coerce_field_types(schedule, add)
+    if schedule.calendar_shift in (None, ""):
+        schedule.calendar_shift = "skip"  # the default, for a form that leaves it empty
     if check_name:
         _check_name(schedule, add)
     _check_choices(schedule, add)
