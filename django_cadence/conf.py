@@ -205,6 +205,23 @@ class NotifySettings:
         return next((c for c in self.channels if c.name == name), None)
 
 
+def _calendars(name: str, value: Any) -> dict[str, dict[str, Any]]:
+    """Calendar name -> {"timezone", "mode", "base", "rules", "description"}: the outline;
+    ``cadence_sync`` checks the rules and names the bad one (ops/calendar_sync.py)."""
+    outline = _schedules(name, value)
+    keys = {"timezone", "mode", "base", "rules", "description"}
+    for key, entry in outline.items():
+        unknown = sorted(set(entry) - keys)
+        if unknown:
+            raise ImproperlyConfigured(
+                f"{name}[{key!r}]: unknown field {unknown[0]!r}; use {', '.join(sorted(keys))}."
+            )
+        base = entry.get("base")
+        if base is not None and not isinstance(base, str):
+            raise ImproperlyConfigured(f"{name}[{key!r}]['base'] must be a calendar name.")
+    return outline
+
+
 def _notify(name: str, value: Any) -> NotifySettings:
     """``{"channels": {name: {"type": ..., ...}}, "failures": 3}``, every key checked."""
     if not isinstance(value, dict):
@@ -320,6 +337,7 @@ _SETTINGS = {
         _Setting("CADENCE_STUCK_THREADS_LIMIT", 4, _zero_ok_int),
         # Schedules as code (reconcile.py) and Django tasks (tasks.py).
         _Setting("CADENCE_SCHEDULES", {}, _schedules),
+        _Setting("CADENCE_CALENDARS", {}, _calendars),
         _Setting("CADENCE_RECONCILE_ON_START", True, _bool),
         _Setting("CADENCE_TASKS", (), _string_list),
         # Prometheus metrics (metrics.py), off unless asked for.
@@ -442,6 +460,10 @@ class CadenceSettings:
     @property
     def SCHEDULES(self) -> dict[str, Any]:  # noqa: N802
         return self._get("CADENCE_SCHEDULES")
+
+    @property
+    def CALENDARS(self) -> dict[str, Any]:  # noqa: N802
+        return self._get("CADENCE_CALENDARS")
 
     @property
     def RECONCILE_ON_START(self) -> bool:  # noqa: N802

@@ -12,7 +12,10 @@ nothing is imported and nothing runs; nothing is saved either.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import islice, takewhile
 from typing import TYPE_CHECKING, Any
 
 from django import forms
@@ -23,6 +26,7 @@ from django.utils.dateparse import parse_datetime
 
 from ..models import Schedule
 from ..models.validation import KIND_FIELDS, clean_schedule
+from ..schedule import specs
 from ..schedule.describe import describe_schedule, zone
 from ..schedule.timefmt import format_instant, format_utc
 from .forms import OUT_OF_RANGE, zoned_fields
@@ -40,8 +44,14 @@ PREVIEW_FIELDS = (
     "start_at",
     "end_at",
     "max_occurrences",
+    "calendars",
+    "calendar_shift",
 )
 COUNT = 10
+OPTIONAL_FIELDS: dict[str, Callable[[], Any]] = {
+    "calendars": list,
+    "calendar_shift": lambda: "skip",
+}
 
 
 def _field(name: str) -> Field[Any, Any]:
@@ -55,6 +65,10 @@ def preview_form(model_admin: ModelAdmin, request: HttpRequest, data: Any) -> fo
     fields = {
         name: model_admin.formfield_for_dbfield(_field(name), request) for name in PREVIEW_FIELDS
     }
+    for name in OPTIONAL_FIELDS:  # a page from before calendars sends neither
+        optional = fields[name]
+        assert optional is not None  # both are editable columns of the schedule
+        optional.required = False
     return type("SchedulePreviewForm", (forms.Form,), fields)(data)
 
 
@@ -93,19 +107,47 @@ def occurrences(schedule: Schedule, after: datetime) -> list[dict[str, Any]]:
     tz = zone(schedule.timezone)
     previous = after.astimezone(tz).utcoffset()
     rows = []
-    for instant in schedule.upcoming(COUNT, after):
+    upcoming = schedule.upcoming(COUNT, after)
+    fates = calendar_fates(schedule, after, upcoming)
+    for instant in sorted({*upcoming, *fates}):
         local = instant.astimezone(tz)
-        rows.append(
-            {
-                "utc": instant.astimezone(UTC).isoformat().replace("+00:00", "Z"),
-                "local": local.isoformat(),
-                "label": format_instant(instant, tz),
-                "utc_label": format_utc(instant),
-                "dst_change": local.utcoffset() != previous,
-            }
-        )
+        row = {
+            "utc": instant.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            "local": local.isoformat(),
+            "label": format_instant(instant, tz),
+            "utc_label": format_utc(instant),
+            "dst_change": local.utcoffset() != previous,
+        }
+        if instant in fates:
+            row["calendar"] = fates[instant]
+        rows.append(row)
         previous = local.utcoffset()
     return rows
+
+
+def calendar_fates(
+    schedule: Schedule, after: datetime, upcoming: list[datetime]
+) -> dict[datetime, str]:
+    """What the calendars do to the rule's instants up to the last occurrence shown: an
+    excluded instant maps to ``skipped: calendar X``, a shifted one to ``shifted``."""
+    if not schedule.calendars or not upcoming:
+        return {}
+    spec = schedule.spec(anchor=after if schedule._state.adding else None)
+    plain = replace(spec, calendars=None, max_occurrences=None)
+    raw = list(islice(takewhile(lambda i: i <= upcoming[-1], specs.occurrences(plain, after)), 500))
+    fates: dict[datetime, str] = {}
+    assert spec.calendars is not None
+    tz = specs.validate_timezone(schedule.timezone)
+    for instant in raw:
+        reason = spec.calendars.reason(instant, tz)
+        if reason is not None and len(fates) < COUNT:
+            moved = "" if spec.shift == "skip" else f", moved to the {spec.shift} included day"
+            fates[instant] = f"skipped: calendar {reason}{moved}"
+    raw_set = set(raw)
+    for instant in upcoming:
+        if instant not in raw_set:
+            fates[instant] = "shifted: runs here in place of an excluded day"
+    return fates
 
 
 def _not_filled_in(candidate: Schedule) -> str:
@@ -127,6 +169,9 @@ def preview(model_admin: ModelAdmin, request: HttpRequest) -> JsonResponse:
         zoned_fields(form.cleaned_data)
         for name in PREVIEW_FIELDS:
             setattr(candidate, name, form.cleaned_data[name])
+        for name, default in OPTIONAL_FIELDS.items():
+            if form.cleaned_data[name] in (None, ""):
+                setattr(candidate, name, default())
         candidate.executor, candidate.payload = "", {}  # the spec only: import and run nothing
         if hint := _not_filled_in(candidate):
             return JsonResponse({"occurrences": [], "errors": {}, "description": "", "hint": hint})

@@ -99,7 +99,16 @@ class ScheduleAdmin(ScheduleActions):
         *KIND_FIELDSETS,
         (
             "Bounds",
-            {"fields": ("start_at", "end_at", "max_occurrences", "upcoming")},
+            {
+                "fields": (
+                    "start_at",
+                    "end_at",
+                    "max_occurrences",
+                    "calendars",
+                    "calendar_shift",
+                    "upcoming",
+                )
+            },
         ),
         (
             "Overlap and misfires",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import islice, takewhile
@@ -22,8 +23,9 @@ from .. import signals, store
 from ..admission import overlap_states, planned_row
 from ..conf import cadence_settings
 from ..executors.log_text import escape_control
-from ..models import Attempt, Schedule, Status, Trigger
+from ..models import Attempt, Schedule, Status, Trigger, calendar_sets
 from ..schedule import policies, specs
+from ..schedule.calendar_filter import ExcludedRun
 from ..store import batch_writes
 from ..store.batch_writes import PlannedRow
 from ..store.prepared import PreparedRead
@@ -100,8 +102,10 @@ def plan_due(
         to_cancel: list[int] = []
         to_supersede: list[int] = []
         catching_up: list[catch_up.CatchUp] = []
-        for schedule in schedules:
-            planned, admission, behind = _plan_schedule(schedule, now, states[schedule.pk], horizon)
+        uses_calendars = any(s.calendars for s in schedules)
+        with calendar_sets.snapshot() if uses_calendars else nullcontext():
+            planned_each = [(s, *_plan_schedule(s, now, states[s.pk], horizon)) for s in schedules]
+        for schedule, planned, admission, behind in planned_each:
             rows.extend(planned)
             if behind is not None:
                 catching_up.append(behind)
@@ -221,11 +225,43 @@ def _plan_schedule(
     if plan.missed:
         rows.append(_missed_row(schedule, plan.missed, now))
     assert plan.advance_to is not None  # nothing due returned earlier
+    if schedule.calendars:
+        # As compute_next_run_at: nothing from before the last enabling is recorded.
+        enabled = schedule.enabled_at or schedule.created_at
+        since = max(schedule.last_run_at, enabled) if schedule.last_run_at else enabled
+        runs = specs.excluded_runs(schedule.spec(), since, plan.advance_to)
+        rows.extend(_excluded_row(schedule, run, now) for run in runs)
     schedule.last_run_at = plan.advance_to
     schedule.occurrence_count += len(plan.fire)
     schedule.missed_count += len(plan.missed)
     schedule.next_run_at = specs.next_occurrence(schedule.spec(), plan.advance_to)
     return rows, admission, catch_up.note(schedule, plan, admission.statuses, now, grace)
+
+
+def _excluded_row(schedule: Schedule, run: ExcludedRun, now: datetime) -> PlannedRow:
+    """One record for a run of occurrences a calendar excluded: its reason, range and count."""
+    shift = schedule.calendar_shift
+    moved = "" if shift == "skip" else f", moved to the {shift} included day"
+    span = (
+        ""
+        if run.count == 1
+        else f" ({run.count} occurrences from {run.first.isoformat()} to {run.last.isoformat()})"
+    )
+    return PlannedRow(
+        schedule_id=schedule.pk,
+        schedule_name=schedule.name,
+        occurrence_at=run.first,
+        status=Status.SKIPPED,
+        finished_at=now,
+        error=f"skipped: calendar {run.calendar}{moved}{span}",
+        outcome={
+            "calendar": run.calendar,
+            "shift": shift,
+            "excluded": run.count,
+            "first": run.first.isoformat(),
+            "last": run.last.isoformat(),
+        },
+    )
 
 
 def _missed_row(schedule: Schedule, missed: tuple[datetime, ...], now: datetime) -> PlannedRow:

@@ -1,10 +1,12 @@
-"""The durable records: ``Schedule`` (a rule producing instants), ``Attempt`` (one of its
+"""The durable records: ``Schedule`` (a rule producing instants), ``Calendar`` (days it
+skips), ``Attempt`` (one of its
 occurrences), ``Worker`` (a running engine), ``Lock`` (a named row for fleet-wide work), and
 ``Notice`` and ``Delivery`` (an episode of something broken, and its messages).
 """
 
 from .attempt import Attempt, AttemptQuerySet
-from .choices import TERMINAL_STATUSES, Kind, Misfire, Overlap, Status, Trigger
+from .calendar import Calendar, CalendarMode
+from .choices import TERMINAL_STATUSES, Kind, Misfire, Overlap, Shift, Status, Trigger
 from .notice import Delivery, DeliveryStatus, Event, Notice, NoticeState
 from .proxies import DeadLetter, Overview, Retry, ScheduleOperation
 from .schedule import Schedule, ScheduleQuerySet, default_timezone
@@ -14,6 +16,8 @@ __all__ = [
     "TERMINAL_STATUSES",
     "Attempt",
     "AttemptQuerySet",
+    "Calendar",
+    "CalendarMode",
     "DeadLetter",
     "Delivery",
     "DeliveryStatus",
@@ -29,6 +33,7 @@ __all__ = [
     "Schedule",
     "ScheduleOperation",
     "ScheduleQuerySet",
+    "Shift",
     "Status",
     "Trigger",
     "Worker",

@@ -26,6 +26,12 @@ class Misfire(models.TextChoices):
     FIRE_ALL = "fire_all", "fire all"
 
 
+class Shift(models.TextChoices):
+    SKIP = "skip", "skip"
+    PREVIOUS = "previous", "previous included day"
+    NEXT = "next", "next included day"
+
+
 class Trigger(models.TextChoices):
     SCHEDULE = "schedule", "schedule"
     MANUAL = "manual", "manual"

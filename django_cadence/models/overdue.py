@@ -12,6 +12,7 @@ here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
@@ -22,6 +23,7 @@ from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
 from ..exceptions import InvalidSpec
 from ..schedule import silence, specs
+from . import calendar_sets
 from .attempt import Attempt
 from .choices import Status, Trigger
 from .options import resolved_options
@@ -108,12 +110,14 @@ def silences(now: datetime, schedules: Iterable[Any] | None = None) -> list[Sile
     rows: list[Any] = list(
         with_last_success(Schedule.objects.order_by("name")) if schedules is None else schedules
     )
-    states = [silence_of(s, s.last_success_at, now) for s in rows]
-    late = [row for row, state in zip(rows, states, strict=True) if state.overdue]
-    if not late:
-        return states
-    planned = _read_planned(late)
-    again = {s.pk: silence_of(s, s.last_success_at, now, planned) for s in late}
+    # Calendars read once for all, and only when a schedule names one.
+    with calendar_sets.snapshot() if any(r.calendars for r in rows) else nullcontext():
+        states = [silence_of(s, s.last_success_at, now) for s in rows]
+        late = [row for row, state in zip(rows, states, strict=True) if state.overdue]
+        if not late:
+            return states
+        planned = _read_planned(late)
+        again = {s.pk: silence_of(s, s.last_success_at, now, planned) for s in late}
     return [again.get(state.schedule_id, state) for state in states]
 
 

@@ -18,7 +18,8 @@ from django.utils import timezone as django_timezone
 
 from ..schedule import specs
 from ..schedule.queues import DEFAULT_QUEUE, MAX_QUEUE_NAME
-from .choices import Kind, Misfire, Overlap, in_choices
+from . import calendar_sets
+from .choices import Kind, Misfire, Overlap, Shift, in_choices
 from .validation import clean_schedule, inferred_kind, read_values
 
 ZERO = timedelta(0)
@@ -107,6 +108,22 @@ class Schedule(models.Model):
         help_text="How long it may go without a success before it is overdue. Empty: two "
         "periods of its rule plus its retries.",
     )
+    calendars = models.JSONField(
+        default=list,
+        # A process from before this column inserts schedules without it.
+        db_default=models.Value([], output_field=models.JSONField()),
+        blank=True,
+        help_text='Names of calendars whose excluded days it does not run on: ["uk-holidays"].',
+    )
+    calendar_shift = models.CharField(
+        max_length=16,
+        choices=Shift.choices,
+        default=Shift.SKIP,
+        db_default=Shift.SKIP,
+        blank=True,  # left empty (a form from before calendars): skip
+        help_text="An occurrence on an excluded day is skipped, or moved to the previous or "
+        "next included day at the same local time.",
+    )
     start_at = models.DateTimeField(null=True, blank=True)
     end_at = models.DateTimeField(null=True, blank=True)
     max_occurrences = models.PositiveIntegerField(null=True, blank=True)
@@ -189,6 +206,10 @@ class Schedule(models.Model):
             ),
             models.CheckConstraint(
                 condition=in_choices("misfire", Misfire), name="cadence_schedule_misfire_valid"
+            ),
+            models.CheckConstraint(
+                condition=in_choices("calendar_shift", Shift),
+                name="cadence_schedule_calendar_shift_valid",
             ),
             models.CheckConstraint(
                 condition=~Q(kind=Kind.CRON)
@@ -306,8 +327,10 @@ class Schedule(models.Model):
 
     # --- schedule math -------------------------------------------------------------------
 
-    def spec(self, *, anchor: datetime | None = None) -> specs.Spec:
-        """The pure description of this schedule's instants, for the schedule math."""
+    def spec(self, *, anchor: datetime | None = None, strict: bool = False) -> specs.Spec:
+        """The pure description of this schedule's instants, for the schedule math;
+        ``strict``: an unknown or circular calendar raises ``InvalidSpec``."""
+        names = self.calendars if isinstance(self.calendars, list) else []
         return specs.Spec(
             kind=self.kind,
             cron=self.cron or "",
@@ -319,6 +342,8 @@ class Schedule(models.Model):
             max_occurrences=self.max_occurrences,
             occurrence_count=self.occurrence_count,
             anchor=anchor or self.created_at,
+            calendars=calendar_sets.calendar_set(names, strict=strict),
+            shift=self.calendar_shift or Shift.SKIP,
         )
 
     def upcoming(self, count: int, after: datetime | None = None) -> list[datetime]:

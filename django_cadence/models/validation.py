@@ -8,6 +8,7 @@ check that the payload fits its signature.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from ..conf import cadence_settings
 from ..exceptions import CadenceError, InvalidPayload
 from ..executors import allow_list, calling, payloads, registry
 from ..schedule import durations, instants, queues, specs
+from ..schedule.calendar_filter import LOOKAHEAD
 
 if TYPE_CHECKING:
     from . import Schedule
@@ -53,6 +55,8 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
 
     _coerce_durations(schedule, add)
     _coerce_field_types(schedule, add)
+    if schedule.calendar_shift in (None, ""):
+        schedule.calendar_shift = "skip"  # the default, for a form that leaves it empty
     if check_name:
         _check_name(schedule, add)
     _check_choices(schedule, add)
@@ -66,6 +70,8 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
     _check_metadata(schedule, add)
     _check_notify(schedule, add)
     _check_queue(schedule, add)
+    if not errors:
+        _check_calendars(schedule, add)
     if errors:
         raise ValidationError(errors)
 
@@ -275,6 +281,39 @@ def _expected(field: Any) -> str:
     if kind == "BooleanField":
         return "it takes True or False"
     return "it takes text"
+
+
+def _check_calendars(schedule: Schedule, add: AddError) -> None:
+    """Known calendar names, and a schedule its calendars still let run (within the
+    lookahead): one that could never fire again is refused, not left silent."""
+    names: Any = schedule.calendars
+    if names is None or names == "":
+        schedule.calendars = names = []
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        add("calendars", f"must be a list of calendar names, not {names!r}.")
+        return
+    if not names:
+        return
+    try:
+        spec = schedule.spec(strict=True)
+    except CadenceError as exc:
+        add("calendars", str(exc))
+        return
+    after: datetime | None = schedule.last_run_at or schedule.enabled_at or schedule.created_at
+    if schedule.kind == "once" and schedule.run_at is not None:
+        after = schedule.run_at - timedelta(microseconds=1)
+    if after is None:
+        return
+    plain = replace(spec, calendars=None)
+    if (
+        specs.next_occurrence(plain, after) is not None
+        and specs.next_occurrence(spec, after) is None
+    ):
+        add(
+            "calendars",
+            f"{', '.join(names)} exclude every occurrence left within "
+            f"{LOOKAHEAD.days // 366} years: the schedule would never run again.",
+        )
 
 
 def _check_name(schedule: Schedule, add: AddError) -> None:

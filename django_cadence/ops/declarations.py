@@ -30,7 +30,17 @@ if TYPE_CHECKING:
 
 # What code owns: the spec, the executor and payload, the policies. The operator keeps
 # ``enabled`` (a pause survives redeploys); the engine keeps its own fields.
-SPEC_FIELDS = ("kind", "cron", "interval", "run_at", "timezone", "start_at", "end_at")
+SPEC_FIELDS = (
+    "kind",
+    "cron",
+    "interval",
+    "run_at",
+    "timezone",
+    "start_at",
+    "end_at",
+    "calendars",
+    "calendar_shift",
+)
 CODE_OWNED_FIELDS = (
     *SPEC_FIELDS,
     "max_occurrences",

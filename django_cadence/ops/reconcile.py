@@ -33,8 +33,8 @@ from ..conf import cadence_settings
 from ..exceptions import CadenceError
 from ..executors.log_text import log_value
 from ..executors.redaction import redact
-from ..models import Lock, Schedule
-from . import declarations
+from ..models import Calendar, Lock, Schedule
+from . import calendar_sync, declarations
 from .declarations import CODE_OWNED_FIELDS, DeclarationError
 
 logger = logging.getLogger("django_cadence.reconcile")
@@ -131,22 +131,32 @@ def reconcile(
             candidates[declaration.name] = declarations.build(declaration)
         except DeclarationError as exc:
             errors.append(exc)
+    calendar_errors = _calendar_errors()
+    errors.extend(calendar_errors)
     if errors and strict:
         raise InvalidDeclarations(errors)
     result = ReconcileResult(errors=errors, dry_run=dry_run)
     schedules = Schedule.objects.using(using)
-    if not declared and not schedules.filter(code_owned=True).exists():
+    if not declared and not cadence_settings.CALENDARS and not _owned_by_code(using):
         return result  # schedules as code are not in use: no lock, no writes
+    calendars_in_code = bool(cadence_settings.CALENDARS) or (
+        Calendar.objects.using(using).filter(code_owned=True).exists()
+    )
+    sync_calendars = calendars_in_code and not calendar_errors
     if dry_run:
         rows = _rows(schedules, declared)
         result.changes, result.unchanged = plan(candidates, rows, declared)
+        if sync_calendars:
+            result.changes += _calendar_changes(calendar_sync.plan(using))
         return result
     _ensure_lock_row(LOCK_NAME, using)
     with transaction.atomic(using=using):
         _acquire(LOCK_NAME, holder, now, using)
+        calendar_changes = calendar_sync.apply(using) if sync_calendars else []
         rows = _rows(schedules.select_for_update(), declared)
         result.changes, result.unchanged = plan(candidates, rows, declared)
         _apply(result, candidates, rows, now, using)
+        result.changes += _calendar_changes(calendar_changes)
     for change in result.changes:
         logger.info("schedule reconciled %s", change.line())
     return result
@@ -165,6 +175,40 @@ def reconcile_on_start(clock: Clock, *, holder: str = "", using: str | None = No
         logger.error("schedule declaration invalid, left as it is: %s", log_value(error, 2000))
     if result.changes:
         logger.info("schedules from code reconciled: %s", result.summary())
+
+
+def _owned_by_code(using: str) -> bool:
+    """Whether any schedule or calendar is code-owned, in one query."""
+    schedules = Schedule.objects.using(using).filter(code_owned=True).values("pk")
+    calendars = Calendar.objects.using(using).filter(code_owned=True).values("pk")
+    return schedules.union(calendars).exists()
+
+
+def _calendar_errors() -> list[DeclarationError]:
+    """Declared calendars with a bad zone or rule, or an unknown or circular base."""
+    return [
+        DeclarationError(name, f"CADENCE_CALENDARS[{name!r}]", {field: [message]})
+        for name, field, message in calendar_sync.check_declared()
+    ]
+
+
+def _calendar_changes(changes: list[tuple[str, str, str]]) -> list[Change]:
+    """A calendar sync's changes as lines of the same diff."""
+    actions = {"create": "create", "update": "update", "adopt": "adopt", "release": "disable"}
+    return [
+        Change(
+            actions[action],
+            f"calendar {name}",
+            field,
+            "-" if action == "update" else None,
+            {
+                "create": "CADENCE_CALENDARS",
+                "update": "as declared",
+                "release": " (kept: now the operator's)",
+            }.get(action),
+        )
+        for action, name, field in changes
+    ]
 
 
 def _rows(queryset: QuerySet[Schedule, Schedule], declared: set[str]) -> dict[str, Schedule]:

@@ -83,6 +83,8 @@ class ScheduleStatus:
     pause_reason: str = ""
     timezone: str = "UTC"
     overdue_since: datetime | None = None  # gone longer without a success than it may, since
+    calendars: list[str] = field(default_factory=list)  # calendars whose days it skips
+    calendar_shift: str = "skip"
 
     @property
     def overdue(self) -> bool:
@@ -180,6 +182,8 @@ def collect(now: datetime) -> StatusReport:
                 pause_reason=_clean(s.pause_reason),
                 timezone=s.timezone,
                 overdue_since=late.get(s.pk),
+                calendars=list(s.calendars or []),
+                calendar_shift=s.calendar_shift,
             )
         )
     report.failing = _failing(now)

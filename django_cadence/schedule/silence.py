@@ -4,7 +4,8 @@ A schedule may go ``max_silence`` without a success; absent, its rule decides: t
 occurrence after its last success (or after it was enabled, if it never succeeded), plus
 its retry ladder, the longest its retries can wait. So a schedule whose one occurrence
 failed every try is not yet overdue; one whose next occurrence is failing too is, once its
-retries are spent (docs/design.md, "Overdue schedules").
+retries are spent (docs/design.md, "Overdue schedules"). Under calendars, ``max_silence``
+counts included days only: a long weekend does not make a weekday job overdue.
 
 An occurrence counts from when an engine planned it: the deadline moves later by as long as
 the first occurrence after the last success (or the enabling) waited to be planned, and
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from . import specs
+from . import calendar_filter, specs
 
 
 def retry_ladder(max_attempts: int, *, base: timedelta, cap: timedelta) -> timedelta:
@@ -36,6 +37,10 @@ def overdue_at(
     """When a schedule last successful (or enabled) at ``since`` becomes overdue, or None
     when its rule has no occurrence left after ``since`` (a fired one-shot, an ended rule)."""
     if max_silence is not None:
+        if spec.calendars is not None and spec.calendars.calendars:
+            return calendar_filter.after_included_time(
+                since, max_silence, spec.calendars, specs.validate_timezone(spec.timezone)
+            )
         return since + max_silence
     first = specs.next_occurrence(spec, since)
     if first is None:

@@ -17,6 +17,9 @@ from itertools import islice, takewhile
 from zoneinfo import ZoneInfo
 
 from django_cadence.exceptions import InvalidSpec
+from django_cadence.schedule import calendar_filter
+from django_cadence.schedule.calendar_filter import ExcludedRun
+from django_cadence.schedule.calendars import CalendarSet
 from django_cadence.schedule.cron import cron_instants
 from django_cadence.schedule.cron_syntax import is_fixed_time, validate_cron
 from django_cadence.schedule.instants import as_utc
@@ -25,6 +28,7 @@ __all__ = [
     "Spec",
     "count_between",
     "cron_instants",
+    "excluded_runs",
     "is_fixed_time",
     "jitter_delay",
     "next_occurrence",
@@ -45,6 +49,7 @@ class Spec:
     ``occurrence_count`` is how many occurrences were already spent toward
     ``max_occurrences``; the occurrences returned from ``after`` are capped at what is left.
     ``anchor`` is the interval anchor when ``start_at`` is None (the schedule's creation).
+    ``calendars`` exclude instants, which ``shift`` skips or moves to an included day.
     """
 
     kind: str  # "cron" | "interval" | "once"
@@ -57,6 +62,8 @@ class Spec:
     max_occurrences: int | None = None
     occurrence_count: int = 0
     anchor: datetime | None = None
+    calendars: CalendarSet | None = None
+    shift: str = "skip"  # "skip" | "previous" | "next"
 
 
 def validate_timezone(name: str) -> ZoneInfo:
@@ -81,15 +88,37 @@ def occurrences(spec: Spec, after: datetime) -> Iterator[datetime]:
     Validates eagerly, so a bad spec raises here rather than at the first ``next()``.
     """
     after = as_utc(after, "after")
-    floor = _floor(spec, after)
-    end_at = _optional_utc(spec.end_at, "end_at")
     left = _remaining(spec)
-    instants = _unbounded(spec, floor)
-    if end_at is not None:
-        instants = takewhile(lambda instant: instant <= end_at, instants)
+    instants = _raw(spec, after)
+    if spec.calendars is not None and spec.calendars.calendars:
+        zone = validate_timezone(spec.timezone)
+        start_at = _optional_utc(spec.start_at, "start_at")
+        instants = calendar_filter.effective(
+            lambda point: _raw(spec, point), spec.calendars, zone, spec.shift, after
+        )
+        if start_at is not None:  # a shift back never moves before the schedule starts
+            instants = (instant for instant in instants if instant >= start_at)
     if left is not None:
         instants = islice(instants, left)
     return instants
+
+
+def _raw(spec: Spec, after: datetime) -> Iterator[datetime]:
+    """The rule's instants strictly after ``after`` within start_at and end_at, no calendar."""
+    end_at = _optional_utc(spec.end_at, "end_at")
+    instants = _unbounded(spec, _floor(spec, after))
+    if end_at is not None:
+        instants = takewhile(lambda instant: instant <= end_at, instants)
+    return instants
+
+
+def excluded_runs(spec: Spec, after: datetime, until: datetime) -> list[ExcludedRun]:
+    """The rule's instants in (after, until] that its calendars exclude, as runs."""
+    if spec.calendars is None or not spec.calendars.calendars:
+        return []
+    until = as_utc(until, "until")
+    raw = takewhile(lambda instant: instant <= until, _raw(spec, as_utc(after, "after")))
+    return calendar_filter.excluded_runs(raw, spec.calendars, validate_timezone(spec.timezone))
 
 
 def upcoming(spec: Spec, count: int, after: datetime) -> list[datetime]:
@@ -113,7 +142,7 @@ def count_between(spec: Spec, after: datetime, until: datetime) -> int:
     after, until = as_utc(after, "after"), as_utc(until, "until")
     if until <= after:
         return 0
-    if spec.kind != "interval":
+    if spec.kind != "interval" or spec.calendars is not None:
         return sum(1 for _ in takewhile(lambda i: i <= until, occurrences(spec, after)))
     anchor, step, first_k = _interval_grid(spec)
     end_at = _optional_utc(spec.end_at, "end_at")

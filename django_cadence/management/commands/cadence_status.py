@@ -116,6 +116,21 @@ def render(report: StatusReport) -> list[str]:
     ]
     header = ("NAME", "ENABLED", "SOURCE", "NEXT RUN", "LAST OUTCOME", "LAG", "OVERDUE")
     lines += _table(header, rows)
+    under = [s for s in report.schedules if s.calendars]
+    if under:
+        lines.append(
+            "Calendars: "
+            + "; ".join(
+                f"{escape_control(s.name)} skips the days of "
+                f"{escape_control(', '.join(s.calendars))}"
+                + (
+                    ""
+                    if s.calendar_shift == "skip"
+                    else f" (shifted to the {s.calendar_shift} day)"
+                )
+                for s in under
+            )
+        )
     late = sum(s.overdue for s in report.schedules)
     if late:
         lines.append(f"Overdue: {late} schedule(s) gone longer without a success than they may")

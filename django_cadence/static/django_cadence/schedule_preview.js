@@ -8,7 +8,7 @@
 "use strict";
 (function () {
   const FIELDS = [
-    "kind", "cron", "interval", "timezone", "max_occurrences",
+    "kind", "cron", "interval", "timezone", "max_occurrences", "calendars", "calendar_shift",
     "run_at_0", "run_at_1", "start_at_0", "start_at_1", "end_at_0", "end_at_1",
   ];
   const DELAY_MS = 300;
@@ -53,6 +53,11 @@
     for (const occurrence of occurrences) {
       const item = element("li", "", occurrence.label);
       item.appendChild(element("span", "cadence-utc", occurrence.utc_label));
+      if (occurrence.calendar) {
+        const skipped = occurrence.calendar.startsWith("skipped");
+        item.classList.add(skipped ? "cadence-excluded" : "cadence-shifted");
+        item.appendChild(element("span", "cadence-calendar", occurrence.calendar));
+      }
       if (occurrence.dst_change) {
         const badge = element("span", "cadence-dst", "UTC offset changes");
         badge.title = "A daylight-saving (or other offset) change happens before this occurrence.";
