@@ -78,6 +78,10 @@ def test_engine_beside_ten_writer_threads_never_finds_the_database_locked(tmp_pa
         schedules=32,
         oneshots=100,
         embedded_writers=10,
+        # Nothing is killed, so no recovery is timed: the default-sized lease keeps a renewal
+        # that ten writers on a loaded machine hold back for seconds from reaching the
+        # watchdog's deadline (a fifth-of-that lease stopped tries and the worker, exit 4).
+        lease=30.0,
     )
 
     report = run_chaos(options, db_env=database_env(), log_dir=tmp_path, progress=print)
