@@ -18,8 +18,9 @@ from ..schedule import specs
 from ..schedule.queues import DEFAULT_QUEUE, MAX_QUEUE_NAME
 from . import calendar_sets
 from .choices import Kind, Misfire, Overlap, Shift
+from .kinds import inferred_kind
 from .schedule_constraints import SCHEDULE_CONSTRAINTS, ZERO
-from .validation import clean_schedule, inferred_kind, read_values
+from .validation import clean_schedule, read_values
 
 
 def default_timezone() -> str:
@@ -200,7 +201,7 @@ class Schedule(models.Model):
         """``Schedule(interval=...)`` without a kind is an interval schedule (and so on for
         ``cron`` and ``run_at``), as in ``CADENCE_SCHEDULES``; a kind given is kept. Without
         a kind, validation infers it again from the spec fields set by then, and says so when
-        none or several are (``validation.imply_kind``)."""
+        none or several are (``kinds.imply_kind``)."""
         implied = not args and bool(kwargs) and "kind" not in kwargs
         if implied:
             kind = inferred_kind(kwargs)
