@@ -25,7 +25,8 @@ from django.http import Http404, HttpRequest, JsonResponse
 from django.utils.dateparse import parse_datetime
 
 from ..models import Schedule
-from ..models.validation import KIND_FIELDS, clean_schedule
+from ..models.kinds import KIND_FIELDS
+from ..models.validation import clean_schedule
 from ..schedule import specs
 from ..schedule.describe import describe_schedule, zone
 from ..schedule.timefmt import format_instant, format_utc

@@ -22,8 +22,8 @@ from django.utils.translation import ngettext
 
 from ..executors.redaction import redact_text
 from ..models import Attempt, Kind, Schedule
+from ..models.kinds import KIND_FIELDS
 from ..models.overdue import with_last_success
-from ..models.validation import KIND_FIELDS
 from ..schedule.describe import describe_schedule
 from ..schedule.timefmt import format_utc
 from . import code_owned, display, notices, now, preview, silence

@@ -11,7 +11,6 @@ outage by backing off and reconnecting, and drains on shutdown.
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import threading
@@ -26,7 +25,7 @@ from .. import store
 from ..clock import Clock, DatabaseClock, default_clock
 from ..conf import cadence_settings
 from ..schedule.queues import QueueShare
-from . import leases, lifecycle, next_event, planner, recovery, stuck, wake_up, workers
+from . import leases, lifecycle, next_event, planner, recovery, unhealthy, wake_up, workers
 from .connection import EngineConnection
 from .lost_workers import LostWorkerWatch
 from .overdue import OverdueWatch
@@ -34,8 +33,6 @@ from .shares import QueueShares
 from .tries import HeldTries
 from .tuning import CLOCK_REFRESH
 from .watchdog import ClaimWatchdog
-
-logger = logging.getLogger("django_cadence.engine")
 
 
 def default_worker_id() -> str:
@@ -109,8 +106,8 @@ class Engine:
         self._due = next_event.DueWatch()
         self.overdue = OverdueWatch(inline=inline)
         self._registered = False
-        self.unhealthy: str | None = None  # why this worker must be replaced, once it must
-        self._stuck_reported = 0
+        self.unhealthy: str | None = None  # why this worker must be replaced (:mod:`.unhealthy`)
+        self._stuck_reported = 0  # the stuck threads last logged
 
     # --- one pass ------------------------------------------------------------------------
 
@@ -153,12 +150,10 @@ class Engine:
         self.tries.release_waited_too_long()
 
     def _enforce_timeouts(self, now: datetime) -> None:
-        """Fail the tries past their deadline, count the threads that never gave theirs back
-        (``_check_stuck``), and see that the tries due could be given threads at all
-        (``_check_launches``)."""
+        """Fail the tries past their deadline, count the threads that never gave theirs back,
+        and see that the tries due could be given threads at all (:mod:`.unhealthy`)."""
         self.tries.enforce_timeouts(now)
-        self._check_stuck(now)
-        self._check_launches()
+        unhealthy.check(self, now)
 
     def _plan_and_claim(self, now: datetime) -> None:
         """Plan what is due, or due within the claim-ahead horizon (in batches on a
@@ -225,42 +220,6 @@ class Engine:
                 self.tries.record_finished()
             if len(claims) < slots.total:
                 return
-
-    def _check_stuck(self, now: datetime) -> None:
-        """Report a change in stuck threads at once; past the limit, stop claiming and say
-        that this worker must be replaced (``run`` then drains and the command exits)."""
-        count = self.tries.stuck.count(now)
-        if count != self._stuck_reported:
-            self._stuck_reported = count
-            self._next_heartbeat = None
-            if count:
-                logger.warning(
-                    "stuck threads worker=%s count=%s: tries past their run-time limit whose "
-                    "jobs ignore cancellation; their slots were given back",
-                    self.worker_id,
-                    count,
-                )
-        limit = cadence_settings.STUCK_THREADS_LIMIT
-        if stuck.unhealthy(count, limit):
-            self._must_be_replaced(stuck.unhealthy_reason(count, limit))
-
-    def _check_launches(self) -> None:
-        """Tries claimed ahead whose threads could not be made: replace this worker, whose
-        start timer would otherwise go on failing the tries it claims."""
-        if self.tries.launch_failure is not None:
-            self._must_be_replaced(f"could not start tries: {self.tries.launch_failure}")
-
-    def _must_be_replaced(self, why: str) -> None:
-        """Unhealthy: stop claiming, say why at ERROR; ``run`` drains and the command exits
-        with status 3 for its supervisor to start a fresh process."""
-        if self.unhealthy is not None:
-            return
-        self.unhealthy = (
-            f"worker unhealthy worker={self.worker_id}: {why}; draining and exiting with "
-            "status 3 so that its supervisor starts a fresh one"
-        )
-        logger.error(self.unhealthy)
-        self.claiming = False
 
     def _renew_after_a_pause(self) -> None:
         """A pause longer than the renewal period (a frozen process, a stop-the-world

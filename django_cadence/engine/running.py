@@ -200,7 +200,7 @@ class RunningTries:
 
     def _launch_failed(self, error: Exception) -> None:
         """The start timer could not hand tries to threads (the process could make none):
-        the engine drains this worker and exits for a fresh one (``Engine._check_launches``)."""
+        the engine drains this worker and exits for a fresh one (``unhealthy.check_launches``)."""
         logger.error("could not start tries claimed ahead: %r", error, exc_info=error)
         self.launch_failure = f"{type(error).__name__}: {error}"
 

@@ -1,9 +1,8 @@
 """``Schedule``: a rule producing instants, with its policies.
 
-The rules that must hold whoever writes a row (the engine, the admin, a migration, raw SQL)
-live in ``Meta.constraints``, not only in Python: the fields each kind needs, positive
-durations. Python validation (:mod:`.validation`) gives the friendly message; the database
-is the last word.
+The rules that must hold whoever writes a row live in ``Meta.constraints``
+(:mod:`.schedule_constraints`), not only in Python; Python validation (:mod:`.validation`)
+gives the friendly message.
 """
 
 from __future__ import annotations
@@ -13,16 +12,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
 from ..schedule import specs
 from ..schedule.queues import DEFAULT_QUEUE, MAX_QUEUE_NAME
 from . import calendar_sets
-from .choices import Kind, Misfire, Overlap, Shift, in_choices
-from .validation import clean_schedule, inferred_kind, read_values
-
-ZERO = timedelta(0)
+from .choices import Kind, Misfire, Overlap, Shift
+from .kinds import inferred_kind
+from .schedule_constraints import SCHEDULE_CONSTRAINTS, ZERO
+from .validation import clean_schedule, read_values
 
 
 def default_timezone() -> str:
@@ -197,88 +195,13 @@ class Schedule(models.Model):
             # (no partial index) so MariaDB serves it the same way.
             models.Index(fields=("enabled", "next_run_at"), name="cadence_schedule_due_idx"),
         )
-        constraints = (
-            models.CheckConstraint(
-                condition=in_choices("kind", Kind), name="cadence_schedule_kind_valid"
-            ),
-            models.CheckConstraint(
-                condition=in_choices("overlap", Overlap), name="cadence_schedule_overlap_valid"
-            ),
-            models.CheckConstraint(
-                condition=in_choices("misfire", Misfire), name="cadence_schedule_misfire_valid"
-            ),
-            models.CheckConstraint(
-                condition=in_choices("calendar_shift", Shift),
-                name="cadence_schedule_calendar_shift_valid",
-            ),
-            models.CheckConstraint(
-                condition=~Q(kind=Kind.CRON)
-                | (~Q(cron="") & Q(interval__isnull=True, run_at__isnull=True)),
-                name="cadence_schedule_cron_fields",
-            ),
-            models.CheckConstraint(
-                condition=~Q(kind=Kind.INTERVAL)
-                | Q(interval__isnull=False, interval__gt=ZERO, cron="", run_at__isnull=True),
-                name="cadence_schedule_interval_fields",
-            ),
-            models.CheckConstraint(
-                condition=~Q(kind=Kind.ONCE)
-                | Q(run_at__isnull=False, cron="", interval__isnull=True),
-                name="cadence_schedule_once_fields",
-            ),
-            models.CheckConstraint(condition=~Q(executor=""), name="cadence_schedule_executor_set"),
-            models.CheckConstraint(
-                condition=Q(misfire_grace__isnull=True) | Q(misfire_grace__gte=ZERO),
-                name="cadence_schedule_misfire_grace_nonnegative",
-            ),
-            models.CheckConstraint(
-                condition=Q(retry_base__isnull=True) | Q(retry_base__gt=ZERO),
-                name="cadence_schedule_retry_base_positive",
-            ),
-            models.CheckConstraint(
-                condition=Q(retry_cap__isnull=True) | Q(retry_cap__gt=ZERO),
-                name="cadence_schedule_retry_cap_positive",
-            ),
-            models.CheckConstraint(
-                condition=Q(max_runtime__isnull=True) | Q(max_runtime__gt=ZERO),
-                name="cadence_schedule_max_runtime_positive",
-            ),
-            models.CheckConstraint(
-                condition=Q(jitter__gte=ZERO), name="cadence_schedule_jitter_nonnegative"
-            ),
-            models.CheckConstraint(
-                condition=Q(max_silence__isnull=True) | Q(max_silence__gt=ZERO),
-                name="cadence_schedule_max_silence_positive",
-            ),
-            models.CheckConstraint(
-                condition=Q(max_attempts__isnull=True) | Q(max_attempts__gte=1),
-                name="cadence_schedule_max_attempts_min_1",
-            ),
-            models.CheckConstraint(
-                condition=Q(max_occurrences__isnull=True) | Q(max_occurrences__gte=1),
-                name="cadence_schedule_max_occurrences_min_1",
-            ),
-            models.CheckConstraint(
-                condition=Q(pause_after_failures__isnull=True) | Q(pause_after_failures__gte=1),
-                name="cadence_schedule_pause_after_min_1",
-            ),
-            models.CheckConstraint(
-                condition=Q(notify_after_failures__isnull=True) | Q(notify_after_failures__gte=1),
-                name="cadence_schedule_notify_after_min_1",
-            ),
-            models.CheckConstraint(
-                condition=Q(start_at__isnull=True)
-                | Q(end_at__isnull=True)
-                | Q(end_at__gt=F("start_at")),
-                name="cadence_schedule_end_after_start",
-            ),
-        )
+        constraints = SCHEDULE_CONSTRAINTS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """``Schedule(interval=...)`` without a kind is an interval schedule (and so on for
         ``cron`` and ``run_at``), as in ``CADENCE_SCHEDULES``; a kind given is kept. Without
         a kind, validation infers it again from the spec fields set by then, and says so when
-        none or several are (``validation.imply_kind``)."""
+        none or several are (``kinds.imply_kind``)."""
         implied = not args and bool(kwargs) and "kind" not in kwargs
         if implied:
             kind = inferred_kind(kwargs)

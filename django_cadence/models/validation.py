@@ -7,7 +7,6 @@ check that the payload fits its signature.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -19,28 +18,18 @@ from ..exceptions import CadenceError, InvalidPayload
 from ..executors import allow_list, calling, payloads, registry
 from ..schedule import durations, instants, queues, specs
 from ..schedule.calendar_filter import LOOKAHEAD
+from .kinds import AddError, check_kind_fields, is_empty
 
 if TYPE_CHECKING:
     from . import Schedule
 
 TASK_EXECUTOR = "django_cadence.tasks.enqueue"  # its payload names a task, checked on save
 
-# The fields each kind uses; the others must be empty.
-KIND_FIELDS = {
-    "cron": ("cron",),
-    "interval": ("interval",),
-    "once": ("run_at",),
-}
-SPEC_FIELDS = ("cron", "interval", "run_at")
 INSTANT_FIELDS = ("run_at", "start_at", "end_at")
-KIND_OF_FIELD = {"cron": "cron", "interval": "interval", "run_at": "once"}
 # SQLite and MariaDB store a duration as a 64-bit count of microseconds (some 292,000 years);
 # a longer one would crash the save (or the constraint checks of full_clean) with an
 # OverflowError instead of a message. A thousand years is past any sensible schedule.
 MAX_DURATION = timedelta(days=365_250)
-
-
-AddError = Callable[[str, str], None]  # add(field, message): one more error for a field
 
 
 def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
@@ -61,7 +50,7 @@ def clean_schedule(schedule: Schedule, *, check_name: bool = True) -> None:
         _check_name(schedule, add)
     _check_choices(schedule, add)
     _check_instants(schedule, add)
-    _check_kind_fields(schedule, add, already_wrong=set(errors))
+    check_kind_fields(schedule, add, already_wrong=set(errors))
     _check_cron(schedule, add)
     _check_timezone(schedule, add)
     _check_interval(schedule, add)
@@ -137,77 +126,6 @@ def _check_metadata(schedule: Schedule, add: AddError) -> None:
             payloads.validate_json_object(schedule.metadata, "metadata")
         except InvalidPayload as exc:
             add("metadata", str(exc))
-
-
-def _is_empty(value: object) -> bool:
-    return value is None or value == ""
-
-
-KIND_NAMES = {
-    "cron": "A cron schedule",
-    "interval": "An interval schedule",
-    "once": "A once schedule",
-}
-
-
-def spec_fields_given(values: Mapping[str, Any]) -> list[str]:
-    """Which of cron, interval and run_at have a value in ``values``."""
-    return [field for field in SPEC_FIELDS if not _is_empty(values.get(field))]
-
-
-def inferred_kind(values: Mapping[str, Any]) -> str | None:
-    """The kind the spec fields imply when exactly one of cron, interval, run_at is given.
-
-    ``Schedule(interval=...)`` and ``CADENCE_SCHEDULES`` both infer the kind with it.
-    """
-    given = spec_fields_given(values)
-    return KIND_OF_FIELD[given[0]] if len(given) == 1 else None
-
-
-def _imply_kind(schedule: Schedule, add: AddError, already_wrong: set[str]) -> bool:
-    """For ``Schedule(**fields)`` without a kind: the kind the spec fields set by now imply
-    (one given later counts too). False, with the error on ``kind``, when none or several
-    are set: no kind is assumed."""
-    implied = getattr(schedule, "_implied_kind", None)
-    if implied is None or schedule.kind != implied:
-        return True  # the kind was given
-    given = [
-        field
-        for field in SPEC_FIELDS
-        if field in already_wrong or not _is_empty(getattr(schedule, field))
-    ]
-    if len(given) == 1:
-        schedule.kind = schedule._implied_kind = KIND_OF_FIELD[given[0]]
-        return True
-    if given:
-        listed = f"{', '.join(given[:-1])} and {given[-1]}"
-        add(
-            "kind",
-            f"Give only one of cron, interval or run_at (which sets the kind), not {listed}.",
-        )
-    else:
-        add("kind", "A schedule needs one of cron, interval or run_at, which also sets its kind.")
-    return False
-
-
-def _check_kind_fields(schedule: Schedule, add: AddError, already_wrong: set[str]) -> None:
-    if not _imply_kind(schedule, add, already_wrong):
-        return
-    used = KIND_FIELDS.get(schedule.kind)
-    if used is None:
-        return  # the field's own choices validation reports an unknown kind
-    subject = KIND_NAMES[schedule.kind]
-    values = {field: getattr(schedule, field) for field in SPEC_FIELDS}
-    other = inferred_kind({f: v for f, v in values.items() if f not in used})
-    for field in SPEC_FIELDS:
-        value = values[field]
-        if field in already_wrong:
-            continue
-        if field in used and _is_empty(value):
-            hint = f" For {KIND_NAMES[other].lower()}, set kind={other!r}." if other else ""
-            add(field, f"{subject} needs a value for {field}.{hint}")
-        elif field not in used and not _is_empty(value):
-            add(field, f"{subject} must leave {field} empty.")
 
 
 def to_duration(value: Any) -> timedelta | None:
@@ -342,7 +260,7 @@ def _check_instants(schedule: Schedule, add: AddError) -> None:
 
 
 def _check_cron(schedule: Schedule, add: AddError) -> None:
-    if schedule.kind != "cron" or _is_empty(schedule.cron):
+    if schedule.kind != "cron" or is_empty(schedule.cron):
         return
     try:
         schedule.cron = specs.validate_cron(schedule.cron)
@@ -404,7 +322,7 @@ def _check_executor_and_payload(schedule: Schedule, add: AddError) -> None:
     except CadenceError as exc:
         add("payload", str(exc))
         payload_ok = False
-    if _is_empty(schedule.executor):
+    if is_empty(schedule.executor):
         return  # the field's own blank validation reports it
     try:
         allow_list.check_allowed(schedule.executor)

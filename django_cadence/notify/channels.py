@@ -94,7 +94,7 @@ def encode(body: dict[str, Any]) -> bytes:
 def _webhook(channel: Channel, body: dict[str, Any]) -> str:
     """POST the body as JSON, signed; any answer but 2xx within the timeout is a failure."""
     data = encode(body)
-    request = urllib.request.Request(  # noqa: S310 - the URL's scheme is checked by conf.py
+    request = urllib.request.Request(  # noqa: S310 - the URL's scheme is checked by conf/notify.py
         channel.url,
         data=data,
         method="POST",
