@@ -11,7 +11,7 @@ Errors name the field and say why, in words an admin user can act on.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from croniter import croniter
@@ -154,12 +154,10 @@ def _parse(text: str) -> CronFields:
         count = f"{len(raw)} field" + ("s" if len(raw) > 1 else "")
         extra = "; seconds and year fields are not supported" if len(raw) > 5 else ""
         raise _Error(f"it has {count}, expected 5 ({_FIELD_NAMES}){extra}")
-    last_day, raw_days = _last_day(raw[2])
-    fields_text = [*raw[:2], raw_days or "*", *raw[3:]]
-    canonical = [_canonical(f, part) for f, part in zip(_FIELDS, fields_text, strict=True)]
-    fields = _expand(canonical, raw, last_day=last_day and not raw_days)
-    if last_day:
-        fields = replace(fields, last_day=True)
+    last_day, numbered = _last_day(raw[2])
+    texts = [*raw[:2], numbered or "*", *raw[3:]]  # '*' stands in for a lone 'L'
+    canonical = [_canonical(field, part) for field, part in zip(_FIELDS, texts, strict=True)]
+    fields = _expand(canonical, raw, last_day=last_day, only_last=not numbered)
     _check_fires(fields, raw)
     return fields
 
@@ -257,10 +255,8 @@ def _extension_hint(text: str) -> str | None:
     return f"{' and '.join(used)} are non-standard extensions that are not supported"
 
 
-def _expand(canonical: list[str], raw: list[str], *, last_day: bool) -> CronFields:
-    """The fields' sets; with ``last_day`` day-of-month holds only 'L', so ``days`` is empty."""
-    if last_day:
-        canonical = [*canonical[:2], "*", *canonical[3:]]
+def _expand(canonical: list[str], raw: list[str], *, last_day: bool, only_last: bool) -> CronFields:
+    """The fields' sets; when day-of-month is a lone 'L', ``days`` is empty."""
     try:
         expanded, _ = croniter.expand(" ".join(canonical))
     except Exception as exc:  # croniter's own errors are many; all mean the same to a user
@@ -274,10 +270,10 @@ def _expand(canonical: list[str], raw: list[str], *, last_day: bool) -> CronFiel
     return CronFields(
         minutes=tuple(sets[0]),
         hours=tuple(sets[1]),
-        days=() if last_day else tuple(sets[2]),
+        days=() if only_last else tuple(sets[2]),
         months=frozenset(sets[3]),
         weekdays=frozenset(sets[4]),
-        last_day=False,
+        last_day=last_day,
         days_and=raw[2].startswith("*") or raw[4].startswith("*"),
         fixed_time=not (raw[0].startswith("*") or raw[1].startswith("*")),
     )
