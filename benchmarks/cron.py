@@ -26,7 +26,15 @@ CALLS = 2000
 ZONE = ZoneInfo("America/New_York")  # with a DST gap and fold each year
 AFTER = datetime(2026, 1, 1, tzinfo=UTC)
 NEVER_FIRES = ("59 23 31 2,4,6,9,11 */3", "0 0 30,31 feb *", "0 0 31 4-6/2 *")
-VALID = ("* * * * *", "*/5 * * * *", "30 2 * * *", "0 0 29 2 *", "0 0 29 2 1", "0 0 29 2 */7")
+VALID = (
+    "* * * * *",
+    "*/5 * * * *",
+    "30 2 * * *",
+    "0 0 29 2 *",
+    "0 0 29 2 1",
+    "0 0 29 2 */7",
+    "0 18 L * *",
+)
 
 
 def _micros(times: list[float]) -> dict[str, float]:

@@ -114,13 +114,17 @@ def _matching_days(fields: CronFields, start: date) -> Iterator[date]:
 
 
 def _month_days(fields: CronFields, year: int, month: int, first: int) -> Iterator[int]:
+    """The month's matching days from ``first``; ``L`` adds the month's length to the days."""
     weekday_of_1st, length = calendar.monthrange(year, month)
     sunday_based = (weekday_of_1st + 1) % 7
+    listed = fields.days
+    if fields.last_day and length not in listed:
+        listed = (*(d for d in listed if d < length), length)
     if fields.days_and:
-        candidates = (d for d in fields.days if first <= d <= length)
+        candidates = (d for d in listed if first <= d <= length)
         yield from (d for d in candidates if (sunday_based + d - 1) % 7 in fields.weekdays)
         return
-    days = set(fields.days)
+    days = set(listed)
     for day in range(first, length + 1):
         if day in days or (sunday_based + day - 1) % 7 in fields.weekdays:
             yield day

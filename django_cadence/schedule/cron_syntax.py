@@ -1,9 +1,11 @@
 """Cron expressions: strict validation and expansion into the sets of each field.
 
 ``croniter`` expands the fields, but validation is ours and comes first: croniter accepts
-extensions we do not support (seconds, ``L``, ``W``, ``#``, ``H``) and mis-expands degenerate
-ranges (croniter 7 reads ``28-28`` as every minute), so croniter only ever sees a canonical,
-numeric expression. Errors name the field and say why, in words an admin user can act on.
+extensions we do not support (seconds, ``W``, ``#``, ``H``, ``L`` outside day-of-month) and
+mis-expands degenerate ranges (croniter 7 reads ``28-28`` as every minute), so croniter only
+ever sees a canonical, numeric expression. ``L`` in day-of-month (the last day of the month,
+alone or in a list) is ours too: it is kept out of croniter's expression and carried as a flag.
+Errors name the field and say why, in words an admin user can act on.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class CronFields:
     days: tuple[int, ...]
     months: frozenset[int]
     weekdays: frozenset[int]  # 0 = Sunday
+    last_day: bool  # 'L' in day-of-month: the month's last day matches, besides ``days``
     days_and: bool  # either day field starts with '*': both must match (else either may)
     fixed_time: bool  # neither minute nor hour starts with '*'
 
@@ -99,15 +102,19 @@ def _field_error(field: _Field, text: str, why: str) -> _Error:
 def validate_cron(expr: str) -> str:
     """Return the expression normalised, or raise InvalidSpec saying what is wrong.
 
-    Normalised means whitespace collapsed to single spaces and lower-cased; macros and
-    month/day names are kept as written (they read better in the admin). The result is
-    what a model should store, and validating it again returns it unchanged.
+    Normalised means whitespace collapsed to single spaces and lower-cased, except ``L``,
+    written upper-case as crons write it; macros and month/day names are kept as written
+    (they read better in the admin). The result is what a model should store, and
+    validating it again returns it unchanged.
     """
     if not isinstance(expr, str):
         raise InvalidSpec(f"A cron expression must be a string, not {type(expr).__name__}.")
     collapsed = " ".join(expr.split())
     _parse_collapsed(collapsed)
-    return collapsed.lower()
+    parts = collapsed.lower().split(" ")
+    if len(parts) == 5:  # day-of-month has no names: upper-casing it touches only 'L'
+        parts[2] = parts[2].upper()
+    return " ".join(parts)
 
 
 def is_fixed_time(expr: str) -> bool:
@@ -147,8 +154,10 @@ def _parse(text: str) -> CronFields:
         count = f"{len(raw)} field" + ("s" if len(raw) > 1 else "")
         extra = "; seconds and year fields are not supported" if len(raw) > 5 else ""
         raise _Error(f"it has {count}, expected 5 ({_FIELD_NAMES}){extra}")
-    canonical = [_canonical(field, part) for field, part in zip(_FIELDS, raw, strict=True)]
-    fields = _expand(canonical, raw)
+    last_day, numbered = _last_day(raw[2])
+    texts = [*raw[:2], numbered or "*", *raw[3:]]  # '*' stands in for a lone 'L'
+    canonical = [_canonical(field, part) for field, part in zip(_FIELDS, texts, strict=True)]
+    fields = _expand(canonical, raw, last_day=last_day, only_last=not numbered)
     _check_fires(fields, raw)
     return fields
 
@@ -159,6 +168,26 @@ def _expand_macro(text: str) -> str:
     if text not in MACROS:
         raise _Error(f"unknown macro '{text}'; use one of {', '.join(MACROS)}")
     return MACROS[text]
+
+
+def _last_day(text: str) -> tuple[bool, str]:
+    """Whether day-of-month lists ``L``, and the field without it ('' when ``L`` is alone).
+
+    Only a bare ``L`` element is the last day; ``L-3``, ``LW``, ``1-L`` or ``L/2`` are refused.
+    """
+    elements = text.split(",")
+    for element in elements:
+        if "l" in element.lower() and element.lower() != "l":
+            hint = _extension_hint(element.lower().replace("l", ""))
+            raise _field_error(_FIELDS[2], text, hint or _LAST_ALONE.format(element=element))
+    kept = [e for e in elements if e.lower() != "l"]
+    return len(kept) < len(elements), ",".join(kept)
+
+
+_LAST_ALONE = (
+    "'{element}' is not supported: 'L' (last) stands alone, as the last day of the month"
+    " ('L', or in a list such as '15,L')"
+)
 
 
 def _canonical(field: _Field, text: str) -> str:
@@ -226,7 +255,8 @@ def _extension_hint(text: str) -> str | None:
     return f"{' and '.join(used)} are non-standard extensions that are not supported"
 
 
-def _expand(canonical: list[str], raw: list[str]) -> CronFields:
+def _expand(canonical: list[str], raw: list[str], *, last_day: bool, only_last: bool) -> CronFields:
+    """The fields' sets; when day-of-month is a lone 'L', ``days`` is empty."""
     try:
         expanded, _ = croniter.expand(" ".join(canonical))
     except Exception as exc:  # croniter's own errors are many; all mean the same to a user
@@ -240,9 +270,10 @@ def _expand(canonical: list[str], raw: list[str]) -> CronFields:
     return CronFields(
         minutes=tuple(sets[0]),
         hours=tuple(sets[1]),
-        days=tuple(sets[2]),
+        days=() if only_last else tuple(sets[2]),
         months=frozenset(sets[3]),
         weekdays=frozenset(sets[4]),
+        last_day=last_day,
         days_and=raw[2].startswith("*") or raw[4].startswith("*"),
         fixed_time=not (raw[0].startswith("*") or raw[1].startswith("*")),
     )
@@ -253,9 +284,10 @@ def _check_fires(fields: CronFields, raw: list[str]) -> None:
 
     With either day field a wildcard both must match; every real date falls on every
     weekday within 400 years, so only the day-of-month/month pairing can make it empty.
-    With both restricted either may match, and every month has every weekday.
+    With both restricted either may match, and every month has every weekday. Every month
+    has a last day, so ``L`` always fires.
     """
-    if not fields.days_and:
+    if not fields.days_and or fields.last_day:
         return
     if any(day <= _MONTH_MAX_DAYS[month - 1] for month in fields.months for day in fields.days):
         return

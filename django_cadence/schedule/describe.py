@@ -8,6 +8,7 @@ describes itself. Descriptions are display text only: nothing here decides when 
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, tzinfo
 from functools import lru_cache
 from typing import Any, Protocol
@@ -49,10 +50,31 @@ def describe_cron(expr: str) -> str:
         cron_descriptor.WrongArgumentException,
         ValueError,
     )
+    fields, listed_last = _last_day_at_the_end(fields)
     try:
-        return str(cron_descriptor.get_description(fields, _options()))
+        words = str(cron_descriptor.get_description(fields, _options()))
     except undescribable:
         return text  # a description is never vital; the expression says it all
+    return _LISTED_L.sub("the last day", words) if listed_last else words
+
+
+_LISTED_L = re.compile(r"\bL\b")
+
+
+def _last_day_at_the_end(fields: str) -> tuple[str, bool]:
+    """Move ``L`` to the end of a day-of-month list, so its words read "... and L of the month".
+
+    cron-descriptor words ``L`` alone ("on the last day of the month") but in a list it
+    writes the letter; the caller then replaces it. True when ``L`` is in a list.
+    """
+    parts = fields.split(" ")
+    if len(parts) != 5:
+        return fields, False
+    days = parts[2].split(",")
+    if len(days) < 2 or not any(d.upper() == "L" for d in days):
+        return fields, False
+    parts[2] = ",".join([*(d for d in days if d.upper() != "L"), "L"])
+    return " ".join(parts), True
 
 
 def _options() -> Any:

@@ -200,3 +200,21 @@ def test_admin_preview_reads_an_interval_in_words(admin_client):
     data = preview(admin_client, kind="interval", interval="5 minutes")
     assert data["errors"] == {}
     assert len(data["occurrences"]) == 10
+
+
+def test_admin_preview_of_the_last_day_of_the_month(admin_client):
+    data = preview(
+        admin_client,
+        kind="cron",
+        cron="0 18 l * *",
+        timezone="Europe/London",
+        after="2027-01-01T00:00:00Z",
+    )
+    assert data["errors"] == {}
+    assert data["description"] == "At 18:00, on the last day of the month"
+    assert [o["label"] for o in data["occurrences"][:4]] == [
+        "2027-01-31 18:00:00 GMT",
+        "2027-02-28 18:00:00 GMT",
+        "2027-03-31 18:00:00 BST",
+        "2027-04-30 18:00:00 BST",
+    ]

@@ -105,3 +105,22 @@ def test_cadence_status_says_which_schedules_skip_calendar_days(uk, make_schedul
     call_command("cadence_status", "--json", stdout=out)
     (shown,) = json.loads(out.getvalue())["schedules"]
     assert shown["calendars"] == ["uk-bank-holidays"]
+
+
+def test_the_preview_of_the_last_day_shifted_back(admin_client, uk):
+    """``L`` under weekends, shifted back: Sunday 31 January 2027 runs on Friday the 29th."""
+    data = preview(
+        admin_client,
+        cron="0 18 L * *",
+        calendars=json.dumps([uk.name]),
+        calendar_shift="previous",
+        after="2027-01-01T00:00:00Z",
+    )
+    assert data["errors"] == {}
+    first = [(o["utc"][:10], o.get("calendar", "")) for o in data["occurrences"][:4]]
+    assert first == [
+        ("2027-01-29", "shifted: runs here in place of an excluded day"),
+        ("2027-01-31", "skipped: calendar uk-bank-holidays, moved to the previous included day"),
+        ("2027-02-26", "shifted: runs here in place of an excluded day"),
+        ("2027-02-28", "skipped: calendar uk-bank-holidays, moved to the previous included day"),
+    ]

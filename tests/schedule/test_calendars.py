@@ -34,6 +34,22 @@ def daily(at="0 9 * * *", zone="Europe/London", **kwargs):
     return Spec(kind="cron", cron=at, timezone=zone, **kwargs)
 
 
+def test_the_last_day_skipped_or_shifted_under_weekends():
+    """``L`` under weekends: skip loses the months that end on a weekend; previous and next
+    move them to the Friday before or the Monday after (January 2027 ends on a Sunday)."""
+    after = datetime(2027, 1, 1, tzinfo=UTC)
+    got = {
+        shift: [g.astimezone(LONDON).date().isoformat() for g in upcoming(spec, 3, after)]
+        for shift in ("skip", "previous", "next")
+        for spec in [daily("0 18 L * *", calendars=calendar_set(WEEKENDS), shift=shift)]
+    }
+    assert got == {
+        "skip": ["2027-03-31", "2027-04-30", "2027-05-31"],
+        "previous": ["2027-01-29", "2027-02-26", "2027-03-31"],
+        "next": ["2027-02-01", "2027-03-01", "2027-03-31"],
+    }
+
+
 def test_skip_leaves_out_excluded_days():
     spec = daily(calendars=calendar_set(WEEKENDS, XMAS))
     got = upcoming(spec, 4, datetime(2026, 12, 23, 12, tzinfo=UTC))
@@ -153,6 +169,7 @@ def test_invalid_rules_name_the_rule(given, message):
 
 ZONES = ["Europe/London", "America/New_York", "UTC", "Australia/Lord_Howe"]
 CRONS = ["0 9 * * *", "30 2 * * *", "15 */6 * * *", "0 9 1 * *", "0 12 * * 1-5", "45 1 * * 0"]
+CRONS += ["0 18 L * *", "30 1 L * *", "0 9 15,L * *", "0 12 L * fri"]
 
 
 def _reference(raw, cal, zone, shift, after):
@@ -176,7 +193,7 @@ def _reference(raw, cal, zone, shift, after):
     return sorted(x for x in out if x > after)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     cron=st.sampled_from(CRONS),
     zone=st.sampled_from(ZONES),

@@ -66,10 +66,9 @@ def test_validate_cron_accepts_and_normalises(expr: str, normalised: str) -> Non
         pytest.param("0 0 32 * *", "32 is out of range 1-31", id="dom-32"),
         pytest.param("0 0 * 13 *", "month field '13': 13 is out of range 1-12", id="month-13"),
         pytest.param("0 0 * * 8", "day-of-week field '8': 8 is out of range 0-7", id="dow-8"),
-        pytest.param("0 0 L * *", "'L' (last) is a non-standard extension", id="L"),
         pytest.param("0 0 * * 5L", "'L' (last)", id="dow-L"),
         pytest.param("0 0 15W * *", "'W' (nearest weekday)", id="W"),
-        pytest.param("0 0 LW * *", "'L' (last) and 'W' (nearest weekday) are", id="LW"),
+        pytest.param("0 0 * * 5L#2", "'#' (nth weekday) and 'L' (last) are", id="L-and-hash"),
         pytest.param("0 0 * * 5#3", "'#' (nth weekday)", id="hash"),
         pytest.param("0 0 ? * *", "'?' (no specific value)", id="question-mark"),
         pytest.param("H * * * *", "'H' (hashed)", id="H"),
@@ -104,8 +103,8 @@ def test_validate_cron_rejects_with_reason(expr: str, reason: str) -> None:
 
 def test_invalid_message_quotes_the_expression_as_written() -> None:
     with pytest.raises(InvalidSpec) as caught:
-        validate_cron("0 0 L * *")
-    assert str(caught.value).startswith("Invalid cron expression '0 0 L * *': ")
+        validate_cron("0 0 15W * *")
+    assert str(caught.value).startswith("Invalid cron expression '0 0 15W * *': ")
 
 
 def test_never_fires_message_names_the_fields() -> None:

@@ -39,3 +39,17 @@ def test_describe_cron_1x_options_take_no_arguments(monkeypatch):
 def test_describe_cron_without_cron_descriptor_is_the_expression(monkeypatch):
     monkeypatch.setattr(describe, "cron_descriptor", None)
     assert describe.describe_cron("30  2 * * *") == "30 2 * * *"
+
+
+@pytest.mark.parametrize(
+    ("expr", "words"),
+    [
+        ("0 18 L * *", "At 18:00, on the last day of the month"),
+        ("0 18 15,L * *", "At 18:00, on day 15 and the last day of the month"),
+        ("0 18 L,1,15 * *", "At 18:00, on day 1, 15, and the last day of the month"),
+        ("0 18 1-5,L * *", "At 18:00, on day 1 through 5 and the last day of the month"),
+    ],
+    ids=["alone", "listed", "listed-first", "with-a-range"],
+)
+def test_describe_cron_says_the_last_day_of_the_month(expr, words):
+    assert describe.describe_cron(expr) == words

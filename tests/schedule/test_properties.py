@@ -55,6 +55,11 @@ EXPRESSIONS = [
     "0 0 */2 * 1",
     "5 1 * 3,4,9,10,11 *",
     "0 0 29 2 *",
+    "30 1 L * *",
+    "*/20 1-2 L * *",
+    "0 2 15,L * *",
+    "0 0 L * 0",
+    "30 2 L 2,3,10 *",
 ]
 MINUTE = timedelta(minutes=1)
 START, END = datetime(2020, 1, 1, tzinfo=UTC), datetime(2030, 12, 31, tzinfo=UTC)
@@ -62,6 +67,7 @@ START, END = datetime(2020, 1, 1, tzinfo=UTC), datetime(2030, 12, 31, tzinfo=UTC
 # --- The oracle: field expansion and matching straight from the cron rules.
 
 RANGES = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 7)]
+LAST = 0  # stands for 'L' (the month's last day) in the day-of-month set
 NAMES = {
     3: ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"],
     4: ["sun", "mon", "tue", "wed", "thu", "fri", "sat"],
@@ -91,6 +97,9 @@ def oracle(expr: str) -> tuple[list[frozenset[int]], bool, bool]:
     for index, field in enumerate(fields):
         values: set[int] = set()
         for element in field.split(","):
+            if index == 2 and element == "l":
+                values.add(LAST)
+                continue
             body, _, step = element.partition("/")
             if body == "*":
                 low, high = RANGES[index]
@@ -114,7 +123,9 @@ def wall_matches(expr: str, wall: datetime) -> bool:
         return False
     if wall.minute not in sets[0] or wall.hour not in sets[1] or wall.month not in sets[3]:
         return False
-    dom, dow = wall.day in sets[2], wall.isoweekday() % 7 in sets[4]
+    last = (wall + timedelta(days=1)).month != wall.month
+    dom = wall.day in sets[2] or (last and LAST in sets[2])
+    dow = wall.isoweekday() % 7 in sets[4]
     return (dom and dow) if both else (dom or dow)
 
 
@@ -273,7 +284,7 @@ def test_fixed_time_never_fires_twice_for_one_wall_slot(expr: str, zone_after: t
 @st.composite
 def field_text(draw: st.DrawFn, index: int) -> str:
     low, high = RANGES[index]
-    elements = []
+    elements = ["L"] if index == 2 and draw(st.booleans()) else []
     for _ in range(draw(st.integers(1, 3))):
         kind = draw(st.sampled_from(["star", "value", "range"]))
         step = draw(st.integers(1, high - low + 1))
@@ -299,7 +310,7 @@ def test_field_expansion_matches_the_rules(index_and_text: tuple[int, str]) -> N
     got = [
         set(parsed.minutes),
         set(parsed.hours),
-        set(parsed.days),
+        set(parsed.days) | ({LAST} if parsed.last_day else set()),
         set(parsed.months),
         set(parsed.weekdays),
     ]
