@@ -1,7 +1,8 @@
 """``python -m benchmarks``: run a workload, or compare django-cadence with its peers.
 
-    python -m benchmarks run W1|W2|W3|W4|W5 [--db sqlite|postgresql|mysql] [--workers N]
+    python -m benchmarks run W1|W2|W3|W4|W5|W6 [--db sqlite|postgresql|mysql] [--workers N]
                              [--concurrency C] [--quick] [--profile] [--phases]
+    python -m benchmarks run W3 --calendars [--db ...] [--quick]
     python -m benchmarks compare W1 W2 W3 [--quick] [--peers apscheduler,procrastinate,...]
     python -m benchmarks peers [--setup]
     python -m benchmarks floor
@@ -10,7 +11,9 @@
     python -m benchmarks recovery [--db postgresql|mysql|sqlite] [--kills 20] [--database NAME]
 
 ``run W5`` without ``--db`` runs the whole matrix (1, 2 and 4 workers on PostgreSQL and
-MariaDB, 1 on SQLite), each database in its own child process. ``admin`` times the admin
+MariaDB, 1 on SQLite), each database in its own child process. ``run W6`` runs W1's burst
+in one queue, then over 10 queues with one worker each, and prints both with their ratio.
+``run W3 --calendars`` puts every schedule of W3 under calendars. ``admin`` times the admin
 pages with 10^4 and 10^6 attempts in its own database, ``cadence_bench_admin``
 (``CADENCE_BENCH_NAME`` names another). Tables go to stdout, one JSON file per result to
 ``benchmarks/results/``.
@@ -58,6 +61,11 @@ def run_ours(args) -> list[dict]:
     from .workloads import OURS
 
     workload = OURS[args.workload]
+    options = {"calendars": True} if args.calendars else {}
+    if args.calendars and args.workload != "W3":
+        raise SystemExit("--calendars applies to W3 only")
+    if args.workload == "W6" and args.workers:
+        raise SystemExit("W6 starts its own workers: one, then one per queue")
     if args.workload == "W5":
         counts = [args.workers] if args.workers else ([1] if args.db == "sqlite" else [1, 2, 4])
     else:
@@ -75,7 +83,7 @@ def run_ours(args) -> list[dict]:
             profile=args.profile,
             phases=args.phases,
         )
-        result = workload(system, args.db, quick=args.quick)
+        result = workload(system, args.db, quick=args.quick, **options)
         result["logs"] = str(system.run_dir.relative_to(harness.ROOT))
         if args.profile:
             from .profile import summarize
@@ -85,7 +93,7 @@ def run_ours(args) -> list[dict]:
         if args.phases:
             from .profile import summarize_phases
 
-            names = [f"w{i}" for i in range(1, workers + 1)]
+            names = system.worker_names()
             result["phases"] = summarize_phases([system.phase_file(n) for n in names])
             print(f"phases, summed over the workers; {result['phases']['tries']:,} tries")
             print(harness.table(result["phases"]["rows"]))
@@ -148,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one workload of django-cadence")
-    run.add_argument("workload", choices=("W1", "W2", "W3", "W4", "W5"))
+    run.add_argument("workload", choices=("W1", "W2", "W3", "W4", "W5", "W6"))
     run.add_argument("--db", choices=DBS, default=None)
     run.add_argument("--workers", type=int, default=None)
     run.add_argument(
@@ -157,6 +165,11 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--quick", action="store_true", help="shorter windows (W2/W3 20 s)")
     run.add_argument("--profile", action="store_true", help="py-spy on worker w1")
     run.add_argument("--phases", action="store_true", help="CPU and wall time per engine step")
+    run.add_argument(
+        "--calendars",
+        action="store_true",
+        help="W3: every schedule under a weekends and a holidays calendar",
+    )
     run.add_argument("--json-out", help=argparse.SUPPRESS)
     cmp = sub.add_parser("compare", help="ours and the peers, back to back")
     cmp.add_argument("workloads", nargs="+", choices=("W1", "W2", "W3"))

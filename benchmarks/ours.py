@@ -7,8 +7,10 @@ an epoch ``t0`` that the system picks once its slow setup is done:
 ``{"prefix": "w1-", "count": 1000, "kind": "once", "offset": 0}``
 ``{"prefix": "idle-", "count": 100000, "kind": "interval", "every": 86400, "offset": 86400}``
 
-optionally with ``"misfire"`` and ``"grace"`` (seconds). ``job`` is ``record`` (insert a
-``bench_firing`` row) or ``noop``.
+optionally with ``"misfire"`` and ``"grace"`` (seconds), ``"queue"`` (the schedules'
+queue) and ``"calendars"`` (the names of calendars they run under). ``job`` is ``record``
+(insert a ``bench_firing`` row) or ``noop``; ``calendars`` (ours only) maps each calendar
+name to its rules (``{"weekdays": ["sat", "sun"]}``), created before the schedules.
 
 Groups of at most ``SAVE_LIMIT`` schedules are created with ``Schedule.save()``, the path
 users take. Larger ones (W1's 1,000, W3's 100,000, W5's 2,000) are ``bulk_create``d with
@@ -34,6 +36,23 @@ EXECUTORS = {"record": "benchmarks.app.jobs.record", "noop": "benchmarks.app.job
 
 
 def make_schedules(spec: dict[str, Any], t0) -> None:
+    from django_cadence.models import calendar_sets
+
+    make_calendars(spec.get("calendars", {}))
+    with calendar_sets.snapshot():  # the calendars read once, not once per bulk schedule
+        _make_groups(spec, t0)
+    _analyze()
+
+
+def make_calendars(definitions: dict[str, dict[str, Any]]) -> None:
+    """The spec's calendars (exclude mode, UTC), created or brought to the given rules."""
+    from django_cadence.models import Calendar
+
+    for name, rules in definitions.items():
+        Calendar.objects.update_or_create(name=name, defaults={"rules": rules})
+
+
+def _make_groups(spec: dict[str, Any], t0) -> None:
     from django.db import transaction
 
     from django_cadence.models import Schedule
@@ -53,6 +72,10 @@ def make_schedules(spec: dict[str, Any], t0) -> None:
             )
             if group.get("grace") is not None:
                 s.misfire_grace = timedelta(seconds=group["grace"])
+            if group.get("queue"):
+                s.queue = group["queue"]
+            if group.get("calendars"):
+                s.calendars = list(group["calendars"])
             if group["kind"] == "once":
                 s.run_at = at
             else:
@@ -69,7 +92,6 @@ def make_schedules(spec: dict[str, Any], t0) -> None:
             s.next_run_at = s.compute_next_run_at()
         for start in range(0, len(rows), 5000):
             Schedule.objects.bulk_create(rows[start : start + 5000])
-    _analyze()
 
 
 def _analyze() -> None:
@@ -93,7 +115,8 @@ def _default_concurrency() -> int:
 
 
 class Cadence:
-    """N ``run_cadence`` workers on one database."""
+    """N ``run_cadence`` workers on one database; with ``queues``, one worker per queue
+    (``w1`` serves ``queues[0]``, and so on), started with ``--queues``."""
 
     name = "cadence"
 
@@ -115,8 +138,20 @@ class Cadence:
         self.count_queries = count_queries
         self.profile = profile
         self.phases = phases
+        self.queues: list[str] | None = None
         self.procs: dict[str, Any] = {}
         self.profilers: dict[str, Any] = {}
+
+    def worker_names(self) -> list[str]:
+        """``w1``, ``w2``...: one per queue when ``queues`` is set, else ``workers`` of them."""
+        count = len(self.queues) if self.queues else self.workers
+        return [f"w{i}" for i in range(1, count + 1)]
+
+    def queue_of(self, name: str) -> str | None:
+        """The queue worker ``name`` serves (None: every queue)."""
+        if not self.queues:
+            return None
+        return self.queues[int(name.removeprefix("w")) - 1]
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -131,8 +166,8 @@ class Cadence:
         from django.db import connections
 
         connections.close_all()
-        for i in range(1, self.workers + 1):
-            self.start_worker(f"w{i}")
+        for name in self.worker_names():
+            self.start_worker(name)
         return t0
 
     def start_worker(self, name: str) -> None:
@@ -153,6 +188,9 @@ class Cadence:
         ]
         if self.concurrency:
             args += ["--concurrency", str(self.concurrency)]
+        queue = self.queue_of(name)
+        if queue:
+            args += ["--queues", queue]
         offset = log.stat().st_size if log.exists() else 0
         proc = harness.spawn(args, env=env, log=log)
         self.procs[name] = proc

@@ -1,4 +1,4 @@
-"""The five workloads. W1-W3 take any system (ours or a peer); W4 and W5 are ours only.
+"""The six workloads. W1-W3 take any system (ours or a peer); W4-W6 are ours only.
 
 Every workload starts from a freshly recreated database, creates its schedules, starts the
 system, measures, and stops the system in a ``finally``. Lag is ``started_at - due_at`` of
@@ -9,7 +9,7 @@ counts for its lag, any further start is a duplicate).
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from . import harness
@@ -20,6 +20,7 @@ W2_COUNT = 200
 W3_ACTIVE = 10
 W3_IDLE = (100, 100_000)
 W5_COUNT = 2000
+W6_QUEUES = 10
 WARMUP = 5.0
 LEAD = 6.0
 
@@ -77,14 +78,35 @@ def _attempt_counts(start, end) -> dict[str, int]:
 
 def w1(system, db: str, quick: bool = False) -> dict[str, Any]:
     result = _base("W1", "burst: 1,000 one-shots due at the same instant", system, db, quick)
-    n = W1_COUNT
-    spec = {
-        "workload": "W1",
-        "job": "record",
-        "groups": [{"prefix": "w1-", "count": n, "kind": "once", "offset": 0}],
-    }
+    row = _burst(system, db, result, _burst_groups("w1-", queues=None))
+    result["rows"] = [row]
+    result["goals"] = _burst_goals(row)
+    return result
+
+
+def _burst_groups(prefix: str, queues: list[str] | None) -> list[dict[str, Any]]:
+    """W1's 1,000 one-shots due at t0: in the default queue, or spread evenly over ``queues``."""
+    if not queues:
+        return [{"prefix": prefix, "count": W1_COUNT, "kind": "once", "offset": 0}]
+    share, extra = divmod(W1_COUNT, len(queues))
+    return [
+        {
+            "prefix": f"{prefix}{queue}-",
+            "count": share + (i < extra),
+            "kind": "once",
+            "offset": 0,
+            "queue": queue,
+        }
+        for i, queue in enumerate(queues)
+    ]
+
+
+def _burst(system, db: str, result: dict[str, Any], groups: list[dict[str, Any]]) -> dict:
+    """Run a burst of one-shots due at one instant; its figures (W1's row)."""
+    n = sum(group["count"] for group in groups)
+    spec = {"workload": result["workload"], "job": "record", "groups": groups}
     harness.reset_database(db)
-    result["noise"] = harness.other_pg_activity()
+    result["noise"] = sorted(set(result["noise"]) | set(harness.other_pg_activity()))
     try:
         t0 = system.start(spec, lead=LEAD)
         _check_setup(result, t0)
@@ -98,8 +120,7 @@ def w1(system, db: str, quick: bool = False) -> dict[str, Any]:
     firings = Firings.load()
     lags = firings.lags()
     stats = harness.lag_stats(lags)
-    last = max(lags) if lags else None
-    row = {
+    return {
         "fired": firings.distinct,
         "expected": n,
         "missing": n - firings.distinct,
@@ -108,21 +129,22 @@ def w1(system, db: str, quick: bool = False) -> dict[str, Any]:
         "p95_ms": stats["lag_p95_ms"],
         "p99_ms": stats["lag_p99_ms"],
         "max_ms": stats["lag_max_ms"],
-        "last_start_s": last,
+        "last_start_s": max(lags) if lags else None,
         "drain_s": (drained - t0).total_seconds() if drained else None,
         "engine_cpu_s": _delta(cpu0, cpu1),
         "db_cpu_s": _delta(db0, db1),
     }
-    result["rows"] = [row]
-    p99 = stats["lag_p99_ms"]
-    result["goals"] = [
+
+
+def _burst_goals(row: dict[str, Any]) -> list[dict[str, Any]]:
+    p99, last = row["p99_ms"], row["last_start_s"]
+    return [
         goal("lag p99 <= 250 ms", p99, p99 is not None and p99 <= 250),
         goal("last start <= 0.5 s after due", last, last is not None and last <= 0.5),
         goal("no missing, no duplicates", f"{row['missing']}/{row['duplicates']}", False)
         if row["missing"] or row["duplicates"]
         else goal("no missing, no duplicates", "0/0", True),
     ]
-    return result
 
 
 def _wait_for_firings(n: int, deadline) -> Any:
@@ -138,7 +160,16 @@ def _wait_for_firings(n: int, deadline) -> Any:
 # --- W2 / W3: steady -----------------------------------------------------------------------
 
 
-def _steady(system, db: str, *, active: int, idle: int, duration: float, prefix: str) -> dict:
+def _steady(
+    system,
+    db: str,
+    *,
+    active: int,
+    idle: int,
+    duration: float,
+    prefix: str,
+    calendars: WorkloadCalendars | None = None,
+) -> dict:
     groups = [{"prefix": prefix, "count": active, "kind": "interval", "every": 1, "offset": 0}]
     if idle:
         groups.insert(
@@ -151,7 +182,16 @@ def _steady(system, db: str, *, active: int, idle: int, duration: float, prefix:
                 "offset": 86400,
             },
         )
-    spec = {"workload": prefix.rstrip("-").upper(), "job": "record", "groups": groups}
+    spec: dict[str, Any] = {
+        "workload": prefix.rstrip("-").upper(),
+        "job": "record",
+        "groups": groups,
+    }
+    if calendars is not None:
+        spec["calendars"] = calendars.definitions
+        groups[-1]["calendars"] = calendars.busy
+        if idle:
+            groups[0]["calendars"] = calendars.idle
     harness.reset_database(db)
     noise = harness.other_pg_activity()
     setup_started = time.monotonic()
@@ -223,22 +263,67 @@ def w2(system, db: str, quick: bool = False) -> dict[str, Any]:
     return result
 
 
-def w3(system, db: str, quick: bool = False) -> dict[str, Any]:
+W3_HOLIDAYS = 30
+WEEKEND = ("sat", "sun")
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+class WorkloadCalendars:
+    """W3's calendars: a weekends calendar and one of ``W3_HOLIDAYS`` holiday dates.
+
+    The idle schedules run under ``bench-weekends`` and ``bench-holidays``. The busy ones
+    must fire during the run, so their calendars exclude neither ``today`` nor the next day
+    (a run may cross midnight): on a Friday, Saturday or Sunday their weekend calendar is
+    ``bench-weekends-open`` with the weekend days left that are neither. The holiday dates,
+    one every 12 days from the day after tomorrow, are never today or tomorrow.
+    """
+
+    def __init__(self, today: date) -> None:
+        open_days = {WEEKDAYS[today.weekday()], WEEKDAYS[(today.weekday() + 1) % 7]}
+        holidays = [(today + timedelta(days=2 + 12 * k)).isoformat() for k in range(W3_HOLIDAYS)]
+        self.definitions: dict[str, dict[str, Any]] = {
+            "bench-weekends": {"weekdays": list(WEEKEND)},
+            "bench-holidays": {"dates": holidays},
+        }
+        self.idle = ["bench-weekends", "bench-holidays"]
+        self.busy = ["bench-weekends", "bench-holidays"]
+        if open_days & set(WEEKEND):
+            rest = [day for day in WEEKEND if day not in open_days]
+            self.definitions["bench-weekends-open"] = {"weekdays": rest} if rest else {}
+            self.busy = ["bench-weekends-open", "bench-holidays"]
+
+
+def w3(system, db: str, quick: bool = False, calendars: bool = False) -> dict[str, Any]:
     duration = 20.0 if quick else 60.0
+    under = " under calendars" if calendars else ""
     result = _base(
         "W3",
-        f"idle scale: 10 every 1 s beside 100 / 100,000 idle schedules, {duration:g} s",
+        f"idle scale: 10 every 1 s beside 100 / 100,000 idle schedules{under}, {duration:g} s",
         system,
         db,
         quick,
     )
-    rows = [
-        _pop_meta(
-            result,
-            _steady(system, db, active=W3_ACTIVE, idle=idle, duration=duration, prefix="w3-"),
+    rows = []
+    for idle in W3_IDLE:
+        sets = WorkloadCalendars(utcnow().date()) if calendars else None
+        row = _steady(
+            system,
+            db,
+            active=W3_ACTIVE,
+            idle=idle,
+            duration=duration,
+            prefix="w3-",
+            calendars=sets,
         )
-        for idle in W3_IDLE
-    ]
+        rows.append(_pop_meta(result, row))
+        if sets is not None:
+            result["calendars"] = {"definitions": sets.definitions, "busy": sets.busy}
+    if calendars:
+        result["notes"].append(
+            "every schedule under calendars: the idle ones under bench-weekends and "
+            f"bench-holidays ({W3_HOLIDAYS} dates), the busy ones under "
+            f"{' and '.join(result['calendars']['busy'])} (neither excludes the run's days)"
+        )
     small, big = rows
 
     def ratio(key: str) -> float | None:
@@ -451,5 +536,69 @@ def w5(system, db: str, quick: bool = False) -> dict[str, Any]:
     return result
 
 
-OURS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5}
+# --- W6: queues (ours) ----------------------------------------------------------------------
+
+
+def w6(system, db: str, quick: bool = False) -> dict[str, Any]:
+    """W1's burst in one queue on one worker, then spread over 10 queues with one worker
+    each (``run_cadence --queues qN``), back to back; the goal is the ratio of their p99."""
+    if db == "sqlite":
+        raise SystemExit("W6 runs a worker per queue: PostgreSQL or MariaDB, not SQLite")
+    result = _base(
+        "W6",
+        f"queues: 1,000 one-shots due at once, in 1 queue on 1 worker, then in {W6_QUEUES} "
+        "queues on a worker each",
+        system,
+        db,
+        quick,
+    )
+    system.queues = None
+    one = {"queues": 1, "workers": len(system.worker_names())}
+    one |= _burst(system, db, result, _burst_groups("w6-", queues=None))
+    one["wrong_queue"] = 0  # every worker serves every queue
+    queues = [f"q{i}" for i in range(1, W6_QUEUES + 1)]
+    system.queues = queues
+    many = {"queues": W6_QUEUES, "workers": len(system.worker_names())}
+    many |= _burst(system, db, result, _burst_groups("w6-", queues=queues))
+    many["wrong_queue"] = _wrong_queue(system)
+    ratios: dict[str, Any] = {"queues": f"ratio {W6_QUEUES}/1"}
+    for key in ("p50_ms", "p99_ms", "last_start_s", "engine_cpu_s", "db_cpu_s"):
+        a, b = one.get(key), many.get(key)
+        ratios[key] = None if not a or b is None else b / a
+    result["rows"] = [one, many, ratios]
+    p99_ratio = ratios["p99_ms"]
+    result["goals"] = [
+        goal(
+            f"lag p99 in {W6_QUEUES} queues within 1.5x of 1 queue",
+            p99_ratio,
+            p99_ratio is not None and p99_ratio <= 1.5,
+        ),
+        goal(
+            "no missing, no duplicates (both)",
+            f"{one['missing'] + many['missing']}/{one['duplicates'] + many['duplicates']}",
+            not (one["missing"] or many["missing"] or one["duplicates"] or many["duplicates"]),
+        ),
+        goal(
+            "every attempt ran on a worker of its queue",
+            many["wrong_queue"],
+            many["wrong_queue"] == 0,
+        ),
+    ]
+    result["notes"].append(
+        "wrong_queue counts attempts run by a worker that does not serve their schedule's "
+        "queue, or not run at all"
+    )
+    return result
+
+
+def _wrong_queue(system) -> int:
+    """Attempts of the run whose worker is not the one serving their schedule's queue."""
+    from django_cadence.models import Attempt
+
+    serving = {system.queue_of(name): name for name in system.worker_names()}
+    rows = Attempt.objects.values_list("schedule__queue", "worker")
+    return sum(1 for queue, worker in rows if serving.get(queue) != worker)
+
+
+OURS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
 PEER_WORKLOADS = ("W1", "W2", "W3")
