@@ -116,7 +116,8 @@ def _default_concurrency() -> int:
 
 class Cadence:
     """N ``run_cadence`` workers on one database; with ``queues``, one worker per queue
-    (``w1`` serves ``queues[0]``, and so on), started with ``--queues``."""
+    (``w1`` serves ``queues[0]``, and so on), started with ``--queues`` and, when
+    ``queue_concurrency`` is set, with that many threads each."""
 
     name = "cadence"
 
@@ -139,6 +140,7 @@ class Cadence:
         self.profile = profile
         self.phases = phases
         self.queues: list[str] | None = None
+        self.queue_concurrency: int | None = None  # the threads of each queue's worker
         self.procs: dict[str, Any] = {}
         self.profilers: dict[str, Any] = {}
 
@@ -166,11 +168,23 @@ class Cadence:
         from django.db import connections
 
         connections.close_all()
-        for name in self.worker_names():
-            self.start_worker(name)
+        # Started side by side: ten one after the other would outlast the lead.
+        offsets = {name: self._spawn_worker(name) for name in self.worker_names()}
+        for name, offset in offsets.items():
+            self._await_worker(name, offset)
         return t0
 
     def start_worker(self, name: str) -> None:
+        self._await_worker(name, self._spawn_worker(name))
+
+    def threads_of(self, name: str) -> int:
+        """The ``--concurrency`` worker ``name`` runs with."""
+        if self.queue_of(name) and self.queue_concurrency:
+            return self.queue_concurrency
+        return self.concurrency
+
+    def _spawn_worker(self, name: str) -> int:
+        """Start worker ``name``; returns where its log stood before it started."""
         log = self.run_dir / f"{name}.log"
         env = {"CADENCE_BENCH_DB": self.db, "CADENCE_BENCH_WORKER": name}
         if self.count_queries:
@@ -186,15 +200,19 @@ class Cadence:
             "--worker-id",
             name,
         ]
-        if self.concurrency:
-            args += ["--concurrency", str(self.concurrency)]
+        if self.threads_of(name):
+            args += ["--concurrency", str(self.threads_of(name))]
         queue = self.queue_of(name)
         if queue:
             args += ["--queues", queue]
         offset = log.stat().st_size if log.exists() else 0
-        proc = harness.spawn(args, env=env, log=log)
-        self.procs[name] = proc
-        _wait_started(log, offset, proc)
+        self.procs[name] = harness.spawn(args, env=env, log=log)
+        return offset
+
+    def _await_worker(self, name: str, offset: int) -> None:
+        """Wait until worker ``name`` has started; then profile it if asked (``w1`` only)."""
+        proc = self.procs[name]
+        _wait_started(self.run_dir / f"{name}.log", offset, proc)
         if self.profile and name == "w1":
             out = self.run_dir / f"{name}.pyspy.txt"
             args = [

@@ -59,9 +59,10 @@ def test_one_worker_per_queue_each_started_with_its_queue(tmp_path):
     system = Cadence("postgresql", workers=1, concurrency=4, run_dir=tmp_path)
     assert system.worker_names() == ["w1"]
     assert system.queue_of("w1") is None
-    system.queues = ["q1", "q2", "q3"]
+    system.queues, system.queue_concurrency = ["q1", "q2", "q3"], 2
     assert system.worker_names() == ["w1", "w2", "w3"]
     assert [system.queue_of(name) for name in system.worker_names()] == ["q1", "q2", "q3"]
+    assert {system.threads_of(name) for name in system.worker_names()} == {2}
 
 
 @pytest.mark.django_db
