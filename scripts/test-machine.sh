@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make this machine ready for `make test`: the system packages the test extra, the browser
-# tests and the PgBouncer tests need, and the PostgreSQL and MariaDB servers running. As root, missing packages are
+# tests, the PgBouncer tests and the libfaketime tests need, and the PostgreSQL and MariaDB
+# servers running. As root, missing packages are
 # installed with apt-get and stopped servers are started; otherwise the script stops at once
 # and prints the one command to run. A server that still cannot be reached fails the run.
 #
@@ -23,6 +24,8 @@ fi
 # A real PgBouncer in front of PostgreSQL (tests/support/pgbouncer.py), run by the tests
 # themselves: Debian's service for it is not started.
 [ -x "${CADENCE_PGBOUNCER:-/usr/sbin/pgbouncer}" ] || missing+=(pgbouncer)
+# libfaketime, preloaded into a run_cadence child to move its clock (tests/calendars).
+[ -e "${CADENCE_LIBFAKETIME:-/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1}" ] || missing+=(libfaketime)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$UID_NOW" != 0 ]; then

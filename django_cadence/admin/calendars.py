@@ -68,6 +68,9 @@ class CalendarAdmin(GuardedAdmin):
         ("State", {"fields": ("code_owned", "updated_at")}),
     )
 
+    class Media:
+        css = {"all": ("django_cadence/admin.css",)}
+
     def get_readonly_fields(self, request: HttpRequest, obj: Calendar | None = None) -> Any:
         fields = tuple(super().get_readonly_fields(request, obj))
         if obj is not None and obj.code_owned:

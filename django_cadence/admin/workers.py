@@ -121,7 +121,7 @@ class WorkerAdmin(ReadOnlyAdmin, GuardedAdmin):
     @admin.display(description="queues", ordering="queues")
     def served(self, obj: Worker) -> str:
         """The queues it serves, with their thread shares: "every queue" when not chosen."""
-        return display.clipped(obj.queues, "short") if obj.queues else "every queue"
+        return display.clipped(obj.queues) if obj.queues else "every queue"
 
     started = display.instant_column("started_at", "started", ordering="started_at")
     heartbeat = display.instant_column("heartbeat_at", "last heartbeat", ordering="heartbeat_at")

@@ -2,7 +2,9 @@
 
 The data is what an operator on call meets: the fleet's warning banner (a lost worker, due
 work waiting past its grace), a live worker holding stuck threads, a paused schedule, an
-overdue one, a schedule declared in code, a dead letter and attempts in every state. Each
+overdue one, a schedule declared in code, one under a business calendar (its preview marking
+excluded and shifted occurrences), calendars (one in use, so its delete page refuses), a dead
+letter and attempts in every state. Each
 page is checked in Django's light and dark themes; a serious or critical violation fails the
 test unless Django's own user change page, checked in the same run and theme, has the same
 rule: what Django's own pages share (its split date-time widget, its colours) is Django's to
@@ -24,6 +26,7 @@ from playwright.sync_api import Page, expect
 from django_cadence import services
 from django_cadence.models import (
     Attempt,
+    Calendar,
     Delivery,
     DeliveryStatus,
     Event,
@@ -70,6 +73,12 @@ def night(transactional_db, settings):
         "declared-nightly": {"cron": "0 3 * * *", "executor": "tests.jobs.echo"}
     }
     reconcile.reconcile()
+    weekends = Calendar.objects.create(name="weekends", rules={"weekdays": ["sat", "sun"]})
+    Calendar.objects.create(
+        name="uk-bank-holidays",
+        base=weekends,
+        rules={"yearly": ["01-01", "12-25"], "freezes": [["2026-12-20T18:00", "2027-01-04T08:00"]]},
+    )
     nightly = Schedule.objects.create(
         name="nightly-report",
         kind="cron",
@@ -77,6 +86,15 @@ def night(transactional_db, settings):
         timezone="America/New_York",
         executor="tests.jobs.echo",
         payload={"to": "finance"},
+    )
+    # Under a calendar, moved to the next business day: its preview marks excluded and shifted.
+    Schedule.objects.create(
+        name="supplier-payments",
+        kind="cron",
+        cron="0 9 1 * *",
+        executor="tests.jobs.noop",
+        calendars=["uk-bank-holidays"],
+        calendar_shift="next",
     )
     digests = Schedule.objects.create(
         name="send-digests",
@@ -228,6 +246,10 @@ def pages_by_address(schedules, attempts) -> list[str]:
         f"{ADMIN}/notice/?is_open__exact=1",
         *(f"{ADMIN}/notice/{n.pk}/change/" for n in Notice.objects.all()),
         f"{ADMIN}/notice/test/",
+        f"{ADMIN}/calendar/",
+        f"{ADMIN}/calendar/add/",
+        *(f"{ADMIN}/calendar/{c.pk}/change/" for c in Calendar.objects.all()),
+        f"{ADMIN}/calendar/{Calendar.objects.get(name='weekends').pk}/delete/",
     ]
 
 
